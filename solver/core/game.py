@@ -1,0 +1,305 @@
+"""The game protocol every game implements and every engine relies on.
+
+Modelled on OpenSpiel's State API, made pure and keyed: states are immutable values, applying an
+action returns a new state, and every state has an exact integer key (``encode``/``decode``) that
+fits in 64 bits. Engines see only this API (plus the optional batch path :meth:`Game.expand`).
+
+Node kinds
+    * ``DECISION``: one player (``to_move``) picks one of ``legal_actions``.
+    * ``CHANCE``: nature picks an outcome from ``chance_outcomes`` (exact ``Fraction`` weights).
+    * ``SIMULTANEOUS``: every player picks one of ``player_actions(state, p)`` secretly, then
+      ``apply_joint`` resolves them.
+    * ``TERMINAL``: the game is over; ``outcome`` tells who won.
+
+Even at terminal and chance nodes ``to_move`` names a player (the one whose turn it would be, or
+whose perspective the stored value takes), so that every row of a table has a ``player``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import IntEnum
+from fractions import Fraction
+from typing import Any, ClassVar, Generic, Hashable, Mapping, Sequence, TypeVar
+
+import numpy as np
+
+from solver.core.variant import Param, Variant, make_variant
+from solver.errors import IllegalMoveError
+
+State = TypeVar("State", bound=Hashable)
+Action = Hashable
+
+
+class NodeKind(IntEnum):
+    """What happens at a state."""
+
+    DECISION = 0
+    CHANCE = 1
+    SIMULTANEOUS = 2
+    TERMINAL = 3
+
+
+class Result(IntEnum):
+    """The result of a finished game for one player."""
+
+    LOSS = -1
+    TIE = 0
+    WIN = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended: a result per player and, in scored games, a score per player.
+
+    ``margin(p)`` is player ``p``'s score minus the best score among the others (two players:
+    own score minus the opponent's).
+    """
+
+    results: tuple[Result, ...]
+    scores: tuple[int, ...] | None = None
+
+    def margin(self, player: int) -> int | None:
+        if self.scores is None:
+            return None
+        others = [s for i, s in enumerate(self.scores) if i != player]
+        return self.scores[player] - max(others)
+
+    @classmethod
+    def win_for(cls, winner: int, players: int = 2, scores: tuple[int, ...] | None = None) -> "Outcome":
+        return cls(tuple(Result.WIN if p == winner else Result.LOSS for p in range(players)), scores)
+
+    @classmethod
+    def tie(cls, players: int = 2, scores: tuple[int, ...] | None = None) -> "Outcome":
+        return cls(tuple(Result.TIE for _ in range(players)), scores)
+
+
+@dataclass
+class Expansion:
+    """The batch view of a set of positions given by key (what :meth:`Game.expand` returns).
+
+    For ``n`` parent keys:
+
+    * ``kind``: ``int8[n]`` node kind; ``to_move``: ``int8[n]`` player (see module docstring).
+    * ``offsets``: ``int64[n + 1]``; the children of parent ``i`` are
+      ``children[offsets[i]:offsets[i + 1]]`` (keys), one per legal action, in the order of
+      ``legal_actions`` (chance: of ``chance_outcomes``; simultaneous: of the joint actions in
+      row-major order of the players' action lists).
+    * ``probs``: ``float64[len(children)]`` chance probabilities (1.0 on other edges), or ``None``
+      when no parent is a chance node.
+    * ``result``: ``int8[n]`` at terminals the :class:`Result` of the player ``to_move`` (0 else).
+    * ``margin``: ``int32[n]`` at terminals the score margin of ``to_move`` (0 in unscored games).
+    """
+
+    kind: np.ndarray
+    to_move: np.ndarray
+    offsets: np.ndarray
+    children: np.ndarray
+    probs: np.ndarray | None
+    result: np.ndarray
+    margin: np.ndarray
+
+
+class Game(ABC, Generic[State]):
+    """Base class of every game. Subclasses set the class attributes and the abstract methods.
+
+    Construct a game with :meth:`from_params` (validates text or Python values) or directly from
+    a :class:`Variant`. The variant is available as ``self.variant``.
+    """
+
+    #: registry name, e.g. ``"override"``
+    name: ClassVar[str]
+    #: one line for ``pyramids list``
+    title: ClassVar[str] = ""
+    #: the variant parameters, in the order they are shown
+    params: ClassVar[tuple[Param, ...]]
+    #: named small variants that can be solved exactly: preset name -> parameter values
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    #: bump when the rules implementation changes, so stale tables are refused
+    rules_version: ClassVar[str] = "1"
+    #: True when terminal outcomes carry scores (tables then have a ``margin`` column)
+    scored: ClassVar[bool] = False
+    #: number of players
+    num_players: int = 2
+
+    def __init__(self, variant: Variant) -> None:
+        if variant.game != self.name:
+            raise ValueError(f"variant of {variant.game!r} given to {self.name!r}")
+        self.variant = variant
+        self.warnings: list[str] = []
+        self.check_variant(variant)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any] | None = None, **kwargs: Any) -> "Game":
+        given = dict(params or {})
+        given.update(kwargs)
+        return cls(make_variant(cls.name, cls.params, given))
+
+    def check_variant(self, variant: Variant) -> None:
+        """Check combinations of parameters; raise :class:`VariantError`, or append to
+        ``self.warnings`` for allowed-but-unusual values. Override in games."""
+
+    # --- the core protocol ------------------------------------------------------------
+    @abstractmethod
+    def initial_state(self) -> State: ...
+
+    @abstractmethod
+    def node_kind(self, state: State) -> NodeKind: ...
+
+    @abstractmethod
+    def to_move(self, state: State) -> int:
+        """The player to move (at terminal/chance nodes: whose perspective the value takes)."""
+
+    def legal_actions(self, state: State) -> list[Action]:
+        """Legal actions at a decision node, in a fixed order."""
+        raise NotImplementedError
+
+    def apply(self, state: State, action: Action) -> State:
+        """The state after ``action`` at a decision or chance node."""
+        raise NotImplementedError
+
+    def player_actions(self, state: State, player: int) -> list[Action]:
+        """At a simultaneous node: the actions available to ``player``."""
+        raise NotImplementedError
+
+    def apply_joint(self, state: State, actions: Sequence[Action]) -> State:
+        """At a simultaneous node: the state after every player's action (one per player)."""
+        raise NotImplementedError
+
+    def chance_outcomes(self, state: State) -> list[tuple[Action, Fraction]]:
+        """At a chance node: ``(outcome, probability)`` pairs, exact, summing to 1."""
+        raise NotImplementedError
+
+    def outcome(self, state: State) -> Outcome:
+        """At a terminal node: the result per player (and scores in scored games)."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def encode(self, state: State) -> int:
+        """An exact, reversible key in ``[0, 2**64)``."""
+
+    @abstractmethod
+    def decode(self, key: int) -> State: ...
+
+    # --- symmetry ---------------------------------------------------------------------
+    def symmetries(self, state: State) -> list[State]:
+        """Images of ``state`` under the game's symmetries (the state itself first)."""
+        return [state]
+
+    def canonical(self, state: State) -> State:
+        """The representative of ``state``'s symmetry class: the image with the smallest key."""
+        images = self.symmetries(state)
+        return min(images, key=self.encode)
+
+    # --- people -----------------------------------------------------------------------
+    @abstractmethod
+    def render(self, state: State) -> str:
+        """A text picture of the position."""
+
+    def action_name(self, state: State, action: Action) -> str:
+        """A readable, typeable name for ``action`` in ``state`` (e.g. ``b2-b3``)."""
+        return str(action)
+
+    def parse_action(self, state: State, text: str) -> Action:
+        """The legal action named ``text`` in ``state``; a clear error otherwise."""
+        wanted = text.strip().lower()
+        kind = self.node_kind(state)
+        if kind == NodeKind.CHANCE:
+            actions = [a for a, _ in self.chance_outcomes(state)]
+        elif kind == NodeKind.DECISION:
+            actions = self.legal_actions(state)
+        else:
+            raise IllegalMoveError("no single move can be played here (terminal or simultaneous node)")
+        for a in actions:
+            if self.action_name(state, a).lower() == wanted:
+                return a
+        names = ", ".join(self.action_name(state, a) for a in actions[:40])
+        more = " ..." if len(actions) > 40 else ""
+        raise IllegalMoveError(f"{text!r} is not a legal move here; legal: {names}{more}")
+
+    def describe_state(self, state: State) -> str:
+        """A one-line, machine-friendly description of the position (used in JSON output)."""
+        return self.render(state).replace("\n", "/")
+
+    # --- the batch path ---------------------------------------------------------------
+    def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
+        """Children (and node information) of many positions at once, as arrays.
+
+        This default runs the readable per-state rules; a game may override it with a
+        vectorised or compiled version, which a test must prove gives exactly the same arrays.
+        With ``canonical=True`` child keys are those of canonical representatives.
+        """
+        n = len(keys)
+        kind = np.empty(n, dtype=np.int8)
+        to_move = np.empty(n, dtype=np.int8)
+        result = np.zeros(n, dtype=np.int8)
+        margin = np.zeros(n, dtype=np.int32)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        children: list[int] = []
+        probs: list[float] = []
+        any_chance = False
+        enc = self.encode
+        canon = self.canonical
+        for i, key in enumerate(keys.tolist()):
+            state = self.decode(key)
+            k = self.node_kind(state)
+            kind[i] = k
+            player = self.to_move(state)
+            to_move[i] = player
+            if k == NodeKind.DECISION:
+                for a in self.legal_actions(state):
+                    child = self.apply(state, a)
+                    children.append(enc(canon(child)) if canonical else enc(child))
+                    probs.append(1.0)
+            elif k == NodeKind.CHANCE:
+                any_chance = True
+                for a, p in self.chance_outcomes(state):
+                    child = self.apply(state, a)
+                    children.append(enc(canon(child)) if canonical else enc(child))
+                    probs.append(float(p))
+            elif k == NodeKind.SIMULTANEOUS:
+                for joint in self.joint_actions(state):
+                    child = self.apply_joint(state, joint)
+                    children.append(enc(canon(child)) if canonical else enc(child))
+                    probs.append(1.0)
+            else:
+                out = self.outcome(state)
+                result[i] = int(out.results[player])
+                m = out.margin(player)
+                margin[i] = 0 if m is None else m
+            offsets[i + 1] = len(children)
+        return Expansion(
+            kind=kind,
+            to_move=to_move,
+            offsets=offsets,
+            children=np.array(children, dtype=np.uint64),
+            probs=np.array(probs, dtype=np.float64) if any_chance else None,
+            result=result,
+            margin=margin,
+        )
+
+    def joint_actions(self, state: State) -> list[tuple[Action, ...]]:
+        """All joint actions at a simultaneous node, row-major over the players' action lists."""
+        lists = [self.player_actions(state, p) for p in range(self.num_players)]
+        out: list[tuple[Action, ...]] = [()]
+        for acts in lists:
+            out = [prefix + (a,) for prefix in out for a in acts]
+        return out
+
+    # --- conveniences -----------------------------------------------------------------
+    def is_terminal(self, state: State) -> bool:
+        return self.node_kind(state) == NodeKind.TERMINAL
+
+    def play(self, moves: Sequence[str], state: State | None = None) -> State:
+        """The state after the given moves in readable notation (from the start by default)."""
+        state = self.initial_state() if state is None else state
+        for i, text in enumerate(moves):
+            if self.is_terminal(state):
+                raise IllegalMoveError(f"move {i + 1} ({text!r}): the game is already over")
+            action = self.parse_action(state, text)
+            state = self.apply(state, action)
+        return state
+
+    def __repr__(self) -> str:
+        return self.variant.label()

@@ -1,0 +1,214 @@
+"""Enumeration: every position reachable from the start, breadth first, as integer-key arrays.
+
+The result is a :class:`Graph` in compressed sparse row form: positions sorted by key, and for
+each position the row indices of its children (one edge per legal action, duplicates kept, so
+counters in the retrograde engine count actions, not distinct children).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from solver.core.game import Game, NodeKind
+
+#: callback(ply, positions_so_far, frontier_size) for progress bars
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class Graph:
+    """Every reachable position of a variant and the moves between them.
+
+    Arrays are indexed by row ``i`` (positions sorted by ``keys``):
+
+    * ``keys``: ``uint64[n]`` sorted position keys (canonical keys when ``symmetry``).
+    * ``kind``: ``int8[n]`` :class:`NodeKind`; ``to_move``: ``int8[n]`` player.
+    * ``ply``: ``uint16[n]`` breadth-first depth (fewest moves from the start).
+    * ``offsets``: ``int64[n + 1]``, ``child``: ``int64[E]`` rows of each position's children.
+    * ``probs``: ``float64[E]`` chance probabilities (1.0 elsewhere) or ``None``.
+    * ``result``/``margin``: terminal result and score margin for ``to_move`` (see Expansion).
+    * ``root``: row of the start position.
+    """
+
+    keys: np.ndarray
+    kind: np.ndarray
+    to_move: np.ndarray
+    ply: np.ndarray
+    offsets: np.ndarray
+    child: np.ndarray
+    probs: np.ndarray | None
+    result: np.ndarray
+    margin: np.ndarray
+    root: int
+    symmetry: bool
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.keys)
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.child)
+
+    def parent_of_edge(self) -> np.ndarray:
+        """``int64[E]``: the row each edge starts from."""
+        return np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.offsets))
+
+    def reverse(self) -> tuple[np.ndarray, np.ndarray]:
+        """Parents in CSR form: ``(roffsets int64[n+1], redge int64[E])`` where
+        ``redge[roffsets[c]:roffsets[c+1]]`` are the edge ids ending at row ``c``."""
+        order = np.argsort(self.child, kind="stable")
+        counts = np.bincount(self.child, minlength=self.n)
+        roffsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(counts, out=roffsets[1:])
+        return roffsets, order.astype(np.int64)
+
+    def row_of(self, key: int) -> int:
+        """Row of ``key``, or -1 when it is not a reachable position."""
+        i = int(np.searchsorted(self.keys, np.uint64(key)))
+        if i < self.n and int(self.keys[i]) == int(key):
+            return i
+        return -1
+
+    def nbytes(self) -> int:
+        total = 0
+        for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "probs", "result", "margin"):
+            arr = getattr(self, name)
+            if arr is not None:
+                total += arr.nbytes
+        return total
+
+
+def enumerate_positions(
+    game: Game,
+    *,
+    symmetry: bool = True,
+    chunk: int = 200_000,
+    max_positions: int | None = None,
+    progress: Progress | None = None,
+) -> Graph:
+    """Enumerate every position reachable from ``game.initial_state()``.
+
+    Parameters
+    ----------
+    game : Game
+        The variant to enumerate.
+    symmetry : bool
+        Keep one canonical representative per symmetry class (smaller, same values).
+    chunk : int
+        How many positions to expand per call of the game's batch path.
+    max_positions : int, optional
+        Stop with :class:`~solver.errors.TooBigError` beyond this many positions.
+    progress : callable, optional
+        Called after every ply as ``progress(ply, positions_so_far, frontier_size)``.
+    """
+    from solver.errors import TooBigError
+
+    start = game.initial_state()
+    if symmetry:
+        start = game.canonical(start)
+    root_key = np.uint64(game.encode(start))
+
+    seen = np.array([root_key], dtype=np.uint64)  # sorted
+    frontier = seen.copy()
+    level_keys: list[np.ndarray] = []
+    level_parts: list[list] = []
+    ply = 0
+    while len(frontier):
+        parts = []
+        for s in range(0, len(frontier), chunk):
+            parts.append(game.expand(frontier[s : s + chunk], canonical=symmetry))
+        level_keys.append(frontier)
+        level_parts.append(parts)
+        kids = [p.children for p in parts if len(p.children)]
+        if kids:
+            new = np.unique(np.concatenate(kids))
+            new = new[~_isin_sorted(new, seen)]
+        else:
+            new = np.empty(0, dtype=np.uint64)
+        if len(new):
+            seen = np.union1d(seen, new)
+        frontier = new
+        if progress is not None:
+            progress(ply, len(seen), len(frontier))
+        if max_positions is not None and len(seen) > max_positions:
+            raise TooBigError(
+                f"{game.variant.label()} has more than {max_positions:,} positions; "
+                "raise --max-positions or pick a smaller variant"
+            )
+        ply += 1
+
+    # Assemble arrays in BFS order, then sort rows by key.
+    bfs_keys = np.concatenate(level_keys)
+    plies = np.concatenate([np.full(len(k), d, dtype=np.uint16) for d, k in enumerate(level_keys)])
+    flat = [p for parts in level_parts for p in parts]
+    kind = np.concatenate([p.kind for p in flat])
+    to_move = np.concatenate([p.to_move for p in flat])
+    result = np.concatenate([p.result for p in flat])
+    margin = np.concatenate([p.margin for p in flat])
+    counts = np.concatenate([np.diff(p.offsets) for p in flat])
+    children = np.concatenate([p.children for p in flat]) if flat else np.empty(0, np.uint64)
+    any_probs = any(p.probs is not None for p in flat)
+    probs = None
+    if any_probs:
+        probs = np.concatenate(
+            [p.probs if p.probs is not None else np.ones(len(p.children)) for p in flat]
+        )
+
+    order = np.argsort(bfs_keys, kind="stable")
+    keys = bfs_keys[order]
+    n = len(keys)
+    # children grouped by parent in BFS order -> regroup in key order
+    bfs_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=bfs_offsets[1:])
+    sorted_counts = counts[order]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(sorted_counts, out=offsets[1:])
+    edge_src = _ranges(bfs_offsets[order], sorted_counts)
+    child_keys = children[edge_src]
+    child_rows = np.searchsorted(keys, child_keys).astype(np.int64)
+    if probs is not None:
+        probs = probs[edge_src]
+
+    return Graph(
+        keys=keys,
+        kind=kind[order],
+        to_move=to_move[order],
+        ply=plies[order],
+        offsets=offsets,
+        child=child_rows,
+        probs=probs,
+        result=result[order],
+        margin=margin[order],
+        root=int(np.searchsorted(keys, root_key)),
+        symmetry=symmetry,
+        stats={"plies": len(level_keys)},
+    )
+
+
+def _isin_sorted(values: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
+    """``values`` found in the sorted array ``sorted_ref`` (faster than ``np.isin``)."""
+    if len(sorted_ref) == 0:
+        return np.zeros(len(values), dtype=bool)
+    idx = np.searchsorted(sorted_ref, values)
+    idx[idx == len(sorted_ref)] = 0
+    return sorted_ref[idx] == values
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + c)`` for every pair, vectorised."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    out = np.ones(total, dtype=np.int64)
+    nz = counts > 0
+    starts_nz, counts_nz, ends_nz = starts[nz], counts[nz], ends[nz]
+    first = np.concatenate([[0], ends_nz[:-1]])
+    out[first] = starts_nz
+    out[first[1:]] -= starts_nz[:-1] + counts_nz[:-1] - 1
+    return np.cumsum(out)

@@ -1,0 +1,21 @@
+"""Errors a user can cause. The CLI prints them as one line; they always say how to fix it."""
+
+
+class PyramidsError(Exception):
+    """Base class of every error caused by user input (printed as one line by the CLI)."""
+
+
+class VariantError(PyramidsError):
+    """A bad game name, parameter name, parameter value or combination of values."""
+
+
+class IllegalMoveError(PyramidsError):
+    """A move that is not legal in the position, or that cannot be parsed."""
+
+
+class TableError(PyramidsError):
+    """A missing, corrupt or stale table."""
+
+
+class TooBigError(PyramidsError):
+    """A variant too large for the requested engine."""
