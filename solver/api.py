@@ -1,0 +1,480 @@
+"""The Python API: build a game, solve it (or load its table), look up positions and moves.
+
+>>> from solver.api import make_game, solve
+>>> game = make_game("override", size=3, line=3, per_size=1)
+>>> sol = solve(game)                       # reuses tables/override/<id>/ when present
+>>> sol.positions                           # polars DataFrame, one row per position
+>>> sol.lookup(game.initial_state())        # PositionValue(value='...', remoteness=..., ...)
+>>> sol.moves(game.initial_state())         # every legal move with its value, best first
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+import solver
+from solver.core.game import Game, NodeKind
+from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
+from solver.engines.enumerate import Graph, enumerate_positions
+from solver.errors import IllegalMoveError, TableError
+from solver.games import make_game
+from solver.tables import (
+    EDGES,
+    POSITIONS,
+    check_meta,
+    read_meta,
+    read_parquet,
+    variant_dir,
+    write_parquet,
+)
+
+__all__ = ["make_game", "solve", "load", "Solution", "PositionValue", "MoveValue", "solve_graph"]
+
+SETUPS = "setups.parquet"
+
+
+@dataclass(frozen=True)
+class PositionValue:
+    """The solved value of one position, from its side to move.
+
+    Deterministic games: ``value`` is ``win``/``lose``/``tie``/``draw`` and ``remoteness`` the
+    plies to the end (``None`` for a draw). Chance games: ``value`` is ``None``, ``expected`` the
+    expected result in [-1, 1] and ``p_win``/``p_loss`` the probabilities.
+    """
+
+    value: str | None
+    remoteness: int | None
+    margin: int | None = None
+    expected: float | None = None
+    p_win: float | None = None
+    p_loss: float | None = None
+    to_move: int = 0
+    kind: str = "decision"
+
+
+@dataclass(frozen=True)
+class MoveValue:
+    """A legal move and what it leads to, from the point of view of the player making it."""
+
+    move: str
+    value: str | None
+    remoteness: int | None
+    margin: int | None = None
+    expected: float | None = None
+    probability: float | None = None
+
+
+@dataclass
+class Solution:
+    """A solved variant: its game, tables and lookups. Build it with :func:`solve` or :func:`load`."""
+
+    game: Game
+    positions: pl.DataFrame
+    meta: dict[str, Any]
+    path: Path
+    edges: pl.DataFrame | None = None
+    setups: pl.DataFrame | None = None
+    _cols: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    # --- raw access ---------------------------------------------------------------------
+    @property
+    def symmetry(self) -> bool:
+        return bool(self.meta.get("symmetry", True))
+
+    @property
+    def stochastic(self) -> bool:
+        return self.meta.get("solution") == "stochastic"
+
+    def column(self, name: str) -> np.ndarray:
+        """A positions column as a numpy array (cached)."""
+        if name not in self._cols:
+            if name not in self.positions.columns:
+                raise KeyError(name)
+            col = self.positions[name]
+            self._cols[name] = col.to_numpy() if col.null_count() == 0 else col.fill_null(
+                NO_REMOTENESS if name == "remoteness" else 0
+            ).to_numpy()
+        return self._cols[name]
+
+    def key_of(self, state: Any) -> int:
+        st = self.game.canonical(state) if self.symmetry else state
+        return int(self.game.encode(st))
+
+    def row(self, state: Any) -> int:
+        """Row of ``state`` in :attr:`positions` (an error if it is not a reachable position)."""
+        keys = self.column("key")
+        k = np.uint64(self.key_of(state))
+        i = int(np.searchsorted(keys, k))
+        if i >= len(keys) or keys[i] != k:
+            raise IllegalMoveError("this position is not reachable from the start of the variant")
+        return i
+
+    # --- lookups ------------------------------------------------------------------------
+    def value_at(self, i: int) -> PositionValue:
+        kind = NodeKind(int(self.column("kind")[i])).name.lower()
+        to_move = int(self.column("player")[i])
+        margin = int(self.column("margin")[i]) if "margin" in self.positions.columns else None
+        if self.stochastic:
+            return PositionValue(
+                value=None, remoteness=None, margin=margin, expected=float(self.column("value")[i]),
+                p_win=float(self.column("p_win")[i]), p_loss=float(self.column("p_loss")[i]),
+                to_move=to_move, kind=kind,
+            )
+        if kind == "chance":
+            return PositionValue(
+                value=None, remoteness=None, expected=float(self.column("expected")[i]),
+                margin=None, to_move=to_move, kind=kind,
+            )
+        code = int(self.column("value")[i])
+        rem = int(self.column("remoteness")[i])
+        return PositionValue(
+            value=VALUE_NAMES[code], remoteness=None if rem == NO_REMOTENESS else rem,
+            margin=margin, to_move=to_move, kind=kind,
+        )
+
+    def lookup(self, state: Any) -> PositionValue:
+        """The solved value of ``state`` from its side to move."""
+        return self.value_at(self.row(state))
+
+    @property
+    def root(self) -> PositionValue:
+        return self.lookup(self.game.initial_state())
+
+    def moves(self, state: Any) -> list[MoveValue]:
+        """Every legal move (chance: every outcome) with the value it leads to, best first.
+
+        A move's value is from the mover's point of view after playing it: a move to a position
+        that is lost for the opponent is a ``win``; a move after which the mover moves again keeps
+        the child's value.
+        """
+        g = self.game
+        kind = g.node_kind(state)
+        mover = g.to_move(state)
+        out: list[MoveValue] = []
+        if kind == NodeKind.CHANCE:
+            for action, p in g.chance_outcomes(state):
+                child = g.apply(state, action)
+                out.append(self._move_value(g.action_name(state, action), child, mover, float(p)))
+            return out
+        if kind != NodeKind.DECISION:
+            return out
+        for action in g.legal_actions(state):
+            child = g.apply(state, action)
+            out.append(self._move_value(g.action_name(state, action), child, mover, None))
+        out.sort(key=_move_order_key)
+        return out
+
+    def _move_value(self, name: str, child: Any, mover: int, prob: float | None) -> MoveValue:
+        pv = self.lookup(child)
+        same = pv.to_move == mover
+        margin = None if pv.margin is None else (pv.margin if same else -pv.margin)
+        if pv.value is None:
+            exp = pv.expected if same else -pv.expected
+            return MoveValue(name, None, None, margin, exp, prob)
+        code = VALUE_NAMES.index(pv.value)
+        eff = code if same else int(FLIP[code])
+        return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
+
+    # --- summaries ----------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        """Positions by value of the side to move (deterministic games)."""
+        return dict(self.meta.get("counts", {}).get("by_value", {}))
+
+
+def _move_order_key(m: MoveValue) -> tuple:
+    """Best first: win fastest, then tie, draw, lose slowest; chance games by expected result."""
+    if m.value is None:
+        return (-(m.expected or 0.0), 0)
+    rank = {"win": 0, "tie": 1, "draw": 2, "lose": 3}[m.value]
+    rem = m.remoteness if m.remoteness is not None else 0
+    margin = -(m.margin or 0)
+    return (rank, rem if m.value != "lose" else -rem, margin)
+
+
+# --- solving -----------------------------------------------------------------------------
+
+def _paths(game: Game, out: str | Path | None, symmetry: bool) -> Path:
+    return variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
+
+
+def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) -> Solution:
+    """The solved tables of ``game`` from disk; :class:`TableError` if missing or stale."""
+    folder = _paths(game, out, symmetry)
+    path = folder / POSITIONS
+    meta = read_meta(path)
+    check_meta(meta, game=game.name, variant=game.variant.as_text(),
+               rules_version=game.rules_version, path=path)
+    positions, _ = read_parquet(path)
+    edges = pl.read_parquet(folder / EDGES) if (folder / EDGES).exists() else None
+    setups = pl.read_parquet(folder / SETUPS) if (folder / SETUPS).exists() else None
+    return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+
+
+def solve(
+    game: Game,
+    *,
+    out: str | Path | None = None,
+    force: bool = False,
+    symmetry: bool = True,
+    max_positions: int | None = None,
+    progress: bool = False,
+    write_edges: bool = True,
+    tol: float = 1e-12,
+) -> Solution:
+    """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
+
+    Parameters
+    ----------
+    out : path, optional
+        Root folder of the tables (default ``tables/``).
+    force : bool
+        Solve again even if a valid table exists.
+    symmetry : bool
+        Store one row per symmetry class (default). Values do not depend on it.
+    max_positions : int, optional
+        Refuse variants with more positions (:class:`~solver.errors.TooBigError`).
+    progress : bool
+        Show progress bars on standard error.
+    tol : float
+        Tolerance of value iteration (chance games).
+    """
+    folder = _paths(game, out, symmetry)
+    path = folder / POSITIONS
+    if path.exists() and not force:
+        meta = read_meta(path)
+        try:
+            check_meta(meta, game=game.name, variant=game.variant.as_text(),
+                       rules_version=game.rules_version, path=path)
+            return load(game, out=out, symmetry=symmetry)
+        except TableError:
+            if meta.get("game") == game.name and meta.get("variant") == game.variant.as_text():
+                pass  # stale rules version: solve again and overwrite
+            else:
+                raise
+    t0 = time.perf_counter()
+    graph = enumerate_positions(
+        game, symmetry=symmetry, max_positions=max_positions,
+        progress=_bar("enumerate", "positions") if progress else None,
+    )
+    t_enum = time.perf_counter() - t0
+    columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol)
+    t_solve = time.perf_counter() - t0 - t_enum
+    elapsed = time.perf_counter() - t0
+    positions = _positions_frame(graph, columns)
+    edges = _edges_frame(graph) if write_edges else None
+    meta = _meta(game, graph, positions, symmetry=symmetry, elapsed=elapsed,
+                 timings={"enumerate": t_enum, "solve": t_solve}, extra=extra_meta)
+    write_parquet(positions, path, meta)
+    if edges is not None:
+        write_parquet(edges, folder / EDGES, meta)
+    if setups is not None:
+        write_parquet(setups, folder / SETUPS, meta)
+    meta["write_seconds"] = time.perf_counter() - t0 - elapsed
+    return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+
+
+def solve_graph(
+    game: Game, graph: Graph, *, progress: bool = False, tol: float = 1e-12
+) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
+    """Pick the engine for ``graph`` and return the table columns, extra metadata, setups table.
+
+    * decision/terminal nodes only: retrograde (value, remoteness, margin);
+    * chance nodes only at the start (random setups): retrograde below them, and the expected
+      result at each chance node (column ``expected``), plus a table of the setups;
+    * chance nodes inside play: value iteration (expected result and win probabilities).
+    """
+    from solver.engines.retrograde import retrograde
+
+    chance = graph.kind == NodeKind.CHANCE
+    simultaneous = graph.kind == NodeKind.SIMULTANEOUS
+    if not chance.any() and not simultaneous.any():
+        solved = retrograde(graph, scored=game.scored)
+        cols = {"value": solved.value.astype(np.uint8), "remoteness": solved.remoteness}
+        if solved.margin is not None:
+            cols["margin"] = solved.margin
+        return cols, {"solver": "retrograde", "solution": "deterministic"}, None
+    if not simultaneous.any() and _chance_only_at_start(graph):
+        return _solve_setups(game, graph)
+    from solver.engines.value_iteration import value_iteration
+
+    tier_of = getattr(game, "tier_of", None)
+    tiers = tier_of(graph.keys) if tier_of is not None else None
+    sol = value_iteration(graph, tiers=tiers, tol=tol)
+    cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
+    return cols, {"solver": "value_iteration", "solution": "stochastic",
+                  "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol}, None
+
+
+def _chance_only_at_start(graph: Graph) -> bool:
+    """No decision or terminal node leads to a chance node (chance = random setup only)."""
+    chance = graph.kind == NodeKind.CHANCE
+    src = graph.parent_of_edge()
+    into_chance = chance[graph.child]
+    return not bool((into_chance & ~chance[src]).any())
+
+
+def _solve_setups(game: Game, graph: Graph):
+    """Retrograde below setup chance nodes; expected result (+1/0/-1 per setup) at the chance nodes."""
+    from solver.engines.retrograde import retrograde
+
+    chance = graph.kind == NodeKind.CHANCE
+    # Solve the decision part: give chance rows no edges so retrograde sees them as isolated.
+    counts = np.diff(graph.offsets)
+    counts_det = np.where(chance, 0, counts)
+    keep = np.repeat(~chance, counts)
+    sub = Graph(
+        keys=graph.keys, kind=np.where(chance, NodeKind.TERMINAL, graph.kind).astype(np.int8),
+        to_move=graph.to_move, ply=graph.ply,
+        offsets=np.concatenate([[0], np.cumsum(counts_det)]).astype(np.int64),
+        child=graph.child[keep], probs=None, result=graph.result, margin=graph.margin,
+        root=graph.root, symmetry=graph.symmetry,
+    )
+    solved = retrograde(sub, scored=game.scored)
+    value = solved.value.astype(np.uint8)
+    remoteness = solved.remoteness.copy()
+    expected = np.zeros(graph.n)
+    src = graph.parent_of_edge()
+    score = np.array([-1.0, 0.0, 0.0, 1.0])  # lose, draw, tie, win for the side to move
+    kids = graph.child
+    same = graph.to_move[kids] == graph.to_move[src]
+    child_score = np.where(same, 1.0, -1.0) * score[value[kids]]
+    probs = graph.probs if graph.probs is not None else np.ones(len(kids))
+    # chance nodes only lead to decision nodes here (one level of chance)
+    contrib = np.where(chance[src], probs * child_score, 0.0)
+    expected += np.bincount(src, weights=contrib, minlength=graph.n)
+    value[chance] = DRAW  # placeholder code for chance rows (their value is in `expected`)
+    remoteness[chance] = NO_REMOTENESS
+    cols: dict[str, np.ndarray] = {"value": value, "remoteness": remoteness, "expected": expected}
+    margin_exp = None
+    if solved.margin is not None:
+        margin = solved.margin.copy()
+        child_margin = np.where(same, 1, -1) * margin[kids].astype(np.float64)
+        margin_exp = np.bincount(src, weights=np.where(chance[src], probs * child_margin, 0.0), minlength=graph.n)
+        margin[chance] = 0
+        cols["margin"] = margin
+        cols["expected_margin"] = margin_exp
+    # The setups table: one row per outcome of the start's chance node.
+    root = graph.root
+    lo, hi = graph.offsets[root], graph.offsets[root + 1]
+    rows = kids[lo:hi]
+    root_state = game.decode(int(graph.keys[root]))
+    outcomes = game.chance_outcomes(root_state) if chance[root] else []
+    exact = [p for _, p in outcomes]
+    mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
+    root_player = int(graph.to_move[root])
+    sign = np.where(graph.to_move[rows] == root_player, 1, -1)
+    codes = value[rows]
+    eff = np.where(sign == 1, codes, FLIP[codes])
+    setups = pl.DataFrame({
+        "key": graph.keys[rows],
+        "layout": [game.describe_state(game.decode(int(k))) for k in graph.keys[rows]],
+        "probability": probs[lo:hi],
+        "multiplicity": pl.Series(mult, dtype=pl.Int64),
+        "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
+        "remoteness": remoteness[rows],
+        **({"margin": (sign * cols["margin"][rows]).astype(np.int16)} if "margin" in cols else {}),
+    })
+    extra = {"solver": "retrograde+setups", "solution": "deterministic",
+             "setup_player": root_player,
+             "expected_result": float(expected[root]) if chance[root] else None}
+    if margin_exp is not None and chance[root]:
+        extra["expected_margin"] = float(margin_exp[root])
+    return cols, extra, setups
+
+
+def _multiplicities(probs: list[Fraction]) -> list[int]:
+    """Integer weights proportional to exact probabilities (smallest such integers)."""
+    denom = 1
+    for p in probs:
+        denom = denom * Fraction(p).denominator // math.gcd(denom, Fraction(p).denominator)
+    return [int(Fraction(p) * denom) for p in probs]
+
+
+def _positions_frame(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
+    num_moves = np.diff(graph.offsets)
+    data: dict[str, Any] = {
+        "key": pl.Series(graph.keys, dtype=pl.UInt64),
+        "player": pl.Series(graph.to_move.astype(np.uint8), dtype=pl.UInt8),
+        "kind": pl.Series(graph.kind.astype(np.uint8), dtype=pl.UInt8),
+        "ply": pl.Series(graph.ply, dtype=pl.UInt16),
+        "num_moves": pl.Series(np.minimum(num_moves, 65535).astype(np.uint16), dtype=pl.UInt16),
+    }
+    for name, arr in cols.items():
+        if name == "remoteness":
+            s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)
+            data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s
+        elif name == "value" and arr.dtype != np.float64:
+            data[name] = pl.Series(arr.astype(np.uint8), dtype=pl.UInt8)
+        elif name == "margin":
+            data[name] = pl.Series(arr.astype(np.int16), dtype=pl.Int16)
+        else:
+            data[name] = pl.Series(arr.astype(np.float64), dtype=pl.Float64)
+    return pl.DataFrame(data)
+
+
+def _edges_frame(graph: Graph) -> pl.DataFrame:
+    data: dict[str, Any] = {
+        "src": pl.Series(graph.parent_of_edge().astype(np.uint32), dtype=pl.UInt32),
+        "dst": pl.Series(graph.child.astype(np.uint32), dtype=pl.UInt32),
+    }
+    if graph.probs is not None:
+        data["prob"] = pl.Series(graph.probs, dtype=pl.Float64)
+    return pl.DataFrame(data)
+
+
+def _meta(game: Game, graph: Graph, positions: pl.DataFrame, *, symmetry: bool, elapsed: float,
+          timings: dict[str, float], extra: dict[str, Any]) -> dict[str, Any]:
+    counts: dict[str, Any] = {
+        "positions": graph.n,
+        "edges": graph.num_edges,
+        "terminal": int((graph.kind == NodeKind.TERMINAL).sum()),
+        "chance": int((graph.kind == NodeKind.CHANCE).sum()),
+    }
+    if extra.get("solution") == "deterministic":
+        det = graph.kind != NodeKind.CHANCE
+        codes = positions["value"].to_numpy()[det]
+        counts["by_value"] = {name: int((codes == i).sum()) for i, name in enumerate(VALUE_NAMES)}
+    meta = {
+        "game": game.name,
+        "variant": game.variant.as_text(),
+        "variant_id": game.variant.variant_id(),
+        "label": game.variant.label(),
+        "rules_version": game.rules_version,
+        "toolkit_version": solver.__version__,
+        "symmetry": symmetry,
+        "counts": counts,
+        "root_key": int(graph.keys[graph.root]),
+        "root_row": graph.root,
+        "solve_seconds": elapsed,
+        "timings": timings,
+        "graph_bytes": int(graph.nbytes()),
+        "scored": bool(game.scored),
+        "players": game.num_players,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    meta.update(extra)
+    return meta
+
+
+def _bar(desc: str, unit: str) -> Callable[[int, int, int], None]:
+    """A tqdm progress callback for enumeration (positions found so far, by ply)."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=desc, unit=" " + unit, unit_scale=True, leave=False)
+
+    def update(ply: int, total: int, frontier: int) -> None:
+        bar.set_postfix(ply=ply, frontier=frontier)
+        bar.update(total - bar.n)
+        if frontier == 0:
+            bar.close()
+
+    return update

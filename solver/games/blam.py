@@ -1,0 +1,678 @@
+"""Blam! (Jon Eargle, 2005): place a pyramid, push every neighbour one square away, score what
+you push off the board.
+
+Rules: /work/shared/rules/blam.md. In short: the player to move places a pyramid from their own
+stash on an empty square; every pyramid on the 8 neighbouring squares (any owner, own included)
+is pushed one square straight away from it. With ``chain=on`` (the rules) the whole contiguous
+run of pyramids along each of the 8 rays moves one square outward (the run ends at the first
+empty square; pushes are never blocked); with ``chain=off`` only the adjacent pyramid moves, and
+not at all when the square beyond it is occupied. A pyramid pushed off the board goes back to the
+placer's stash when it is the placer's own colour, else into the placer's treasure for good. A
+player whose stash is empty passes. Score = pips in the treasure (S=1, M=2, L=3).
+
+Rulings (the text is silent; documented here and in the tests):
+
+* ``push_smaller_only`` with ``chain=on``: the placed pyramid is what pushes the whole run along a
+  ray, so it must be able to push every pyramid of the run. A pyramid larger than the placed one
+  anywhere in the run **blocks the whole ray** (nothing on that ray moves): the pyramids in
+  front of it cannot enter its square, and a push never "stops half-way" (it is one square for
+  the whole run or nothing, exactly like a blocked push with ``chain=off``).
+* The game ends when **no player can place**: every stash is empty (the rules' end), or the
+  board is full. A full board cannot occur with ``chain=on`` and ``push_smaller_only=off`` (a
+  placement with any neighbour always empties the neighbouring square); with ``chain=off`` or
+  ``push_smaller_only=on`` it can, and then nobody could ever place again (everybody would pass
+  for ever), so the game ends there and is scored as usual.
+* Terminal ``to_move`` is the next seat in order after the last mover (passes included).
+* ``tiebreak=captures``: among the players with the top score, the one with more captured
+  pyramids wins; still level is a tie.
+
+Players are numbered 0..P-1 in the API (seat order); the board picture writes them as digits
+1..P, as the rules number seats 1..4.
+
+Keys (exact, reversible; ``key_scheme``/``key_bits`` tell which one a variant uses): a mixed-radix
+integer whose lowest digit is the player to move, then (3+ players only) the treasure of players
+0..P-2 per size (radix ``(P-1)*per_size+1``; the last player's treasure and, with 2 players, both
+treasures follow from the conservation of pieces), then either
+
+* ``"piece"``: per colour and size, the set of squares holding such pyramids (colex rank of the
+  subset) together with how many are in the owner's stash: ``sum_m C(n, m) * (per_size-m+1)``
+  values per class. With ``per_size=1`` this is simply "which square, in the stash, or captured"
+  (``n+2`` values). Budgets (2 players): 3x3 per_size=1: 11**6*2 ~ 2**21.8; 4x4 per_size=1:
+  18**6*2 ~ 2**26.0; 5x5 per_size=1: 27**6*2 ~ 2**29.5; 4x4 per_size=2: 155**6*2 ~ 2**44.7;
+  3 players 3x3 per_size=1: 11**9*3**6*3 ~ 2**42.2; 4 players 3x3 per_size=1 ~ 2**61.5.
+* ``"square"``: per square base ``1+3P`` (empty or owner and size), then every stash count
+  (radix ``per_size+1``); smaller when many pyramids share a small board (e.g. 3x3 per_size=5).
+
+The smaller of the two is used. Variants whose key space exceeds 64 bits (the full 8x8 game)
+still have exact keys (Python ints) and can be played and searched, but not enumerated into
+tables; a warning says so.
+
+A vectorised :meth:`Blam.expand` (NumPy) is used for the ``"piece"`` scheme when keys fit in 64
+bits; ``tests/test_blam.py`` proves it equals the per-state reference (``Game.expand``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from math import comb, prod
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
+from solver.core.variant import Param, Variant
+from solver.errors import IllegalMoveError, VariantError
+
+#: the pass action (a player whose stash is empty)
+PASS = -1
+SIZE_LETTERS = "SML"
+#: pips of S, M, L
+PIPS = (1, 2, 3)
+_DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
+
+
+class BlamState(NamedTuple):
+    """A Blam! position.
+
+    ``board``: per square (row-major, row 0 at the bottom) 0 when empty, else
+    ``1 + 3 * owner + size`` (size 0/1/2 = S/M/L). ``stash[p][size]``: pyramids player ``p`` can
+    still place. ``treasure[p][size]``: pyramids (of other colours) player ``p`` has pushed off.
+    ``mover``: the player to move (at the end: the next seat after the last mover).
+    """
+
+    board: tuple[int, ...]
+    stash: tuple[tuple[int, int, int], ...]
+    treasure: tuple[tuple[int, int, int], ...]
+    mover: int
+
+
+def piece_code(owner: int, size: int) -> int:
+    """The board value of a pyramid of ``owner`` and ``size`` (0 = S, 1 = M, 2 = L)."""
+    return 1 + 3 * owner + size
+
+
+class Blam(Game[BlamState]):
+    """Blam! on a ``rows`` x ``cols`` board for 2-4 players (see the module docstring)."""
+
+    name = "blam"
+    title = "Blam! (Jon Eargle): place a pyramid, push its neighbours, score what falls off"
+    params = (
+        Param("rows", "int", 8, "board rows", min=1, max=26),
+        Param("cols", "int", 8, "board columns (letters a..)", min=1, max=26),
+        Param("players", "int", 2, "number of players (3-4: solved per seat vs the rest)", min=2, max=4),
+        Param("per_size", "int", 5, "pyramids of each size per player", min=1, max=15),
+        Param("chain", "bool", True, "pushes chain along the ray (off: only the adjacent pyramid moves)"),
+        Param("push_smaller_only", "bool", False, "a placed pyramid pushes only equal or smaller ones"),
+        Param("tiebreak", "str", "none", "equal top scores: tie, or more captured pyramids wins",
+              choices=("none", "captures")),
+    )
+    presets = {
+        "3x3": {"rows": 3, "cols": 3, "per_size": 1},
+        "4x4": {"rows": 4, "cols": 4, "per_size": 1},
+        "3x3-3p": {"rows": 3, "cols": 3, "per_size": 1, "players": 3},
+    }
+    rules_version = "1"
+    scored = True
+
+    def __init__(self, variant: Variant) -> None:
+        super().__init__(variant)
+        v = self.variant
+        self.rows: int = v.rows
+        self.cols: int = v.cols
+        self.n: int = self.rows * self.cols
+        self.num_players = v.players
+        self.per_size: int = v.per_size
+        self.chain: bool = v.chain
+        self.smaller_only: bool = v.push_smaller_only
+        self.captures_tiebreak: bool = v.tiebreak == "captures"
+        self._rays = self._make_rays()
+        self._perms = grid_symmetries(self.rows, self.cols)
+        self._setup_keys()
+        if self.key_space > 2**64:
+            self.warnings.append(
+                f"keys of {v.label()} need {self.key_bits} bits: it can be played and searched "
+                "but not enumerated into tables (try a smaller board or per_size)"
+            )
+
+    def check_variant(self, variant: Variant) -> None:
+        if variant.rows * variant.cols < 2:
+            raise VariantError(
+                "a 1x1 board has no neighbours to push; use at least 2 squares, e.g. --set rows=3 --set cols=3"
+            )
+
+    # --- geometry ---------------------------------------------------------------------
+    def _make_rays(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """Per square, the non-empty rays (cells outward, nearest first) in the 8 directions."""
+        out = []
+        for cell in range(self.n):
+            r, c = divmod(cell, self.cols)
+            rays = []
+            for dr, dc in _DIRECTIONS:
+                ray = []
+                rr, cc = r + dr, c + dc
+                while 0 <= rr < self.rows and 0 <= cc < self.cols:
+                    ray.append(rr * self.cols + cc)
+                    rr, cc = rr + dr, cc + dc
+                if ray:
+                    rays.append(tuple(ray))
+            out.append(tuple(rays))
+        return tuple(out)
+
+    # --- the protocol -----------------------------------------------------------------
+    def initial_state(self) -> BlamState:
+        P, k = self.num_players, self.per_size
+        return BlamState(
+            board=(0,) * self.n,
+            stash=tuple((k, k, k) for _ in range(P)),
+            treasure=tuple((0, 0, 0) for _ in range(P)),
+            mover=0,
+        )
+
+    def node_kind(self, state: BlamState) -> NodeKind:
+        if 0 not in state.board or not any(any(s) for s in state.stash):
+            return NodeKind.TERMINAL
+        return NodeKind.DECISION
+
+    def to_move(self, state: BlamState) -> int:
+        return state.mover
+
+    def legal_actions(self, state: BlamState) -> list[int]:
+        """Placements ``size * n + cell`` (sizes S, M, L; cells ascending), or ``[PASS]``."""
+        if self.node_kind(state) == NodeKind.TERMINAL:
+            return []
+        stash = state.stash[state.mover]
+        if not any(stash):
+            return [PASS]
+        empty = [c for c, v in enumerate(state.board) if v == 0]
+        return [s * self.n + c for s in range(3) if stash[s] for c in empty]
+
+    def apply(self, state: BlamState, action: int) -> BlamState:
+        P = self.num_players
+        p = state.mover
+        nxt = (p + 1) % P
+        if action == PASS:
+            if any(state.stash[p]):
+                raise IllegalMoveError("you can pass only with an empty stash; place a pyramid")
+            return state._replace(mover=nxt)
+        size, cell = divmod(action, self.n)
+        if not (0 <= size < 3) or state.stash[p][size] == 0 or state.board[cell] != 0:
+            raise IllegalMoveError(f"{self.action_name(state, action)} is not legal here")
+        board = list(state.board)
+        stash = [list(s) for s in state.stash]
+        treasure = [list(t) for t in state.treasure]
+        stash[p][size] -= 1
+        board[cell] = piece_code(p, size)
+
+        def fall(code: int) -> None:
+            owner, sz = divmod(code - 1, 3)
+            if owner == p:
+                stash[p][sz] += 1
+            else:
+                treasure[p][sz] += 1
+
+        for ray in self._rays[cell]:
+            if self.chain:
+                run = 0
+                while run < len(ray) and board[ray[run]]:
+                    run += 1
+                if run == 0:
+                    continue
+                if self.smaller_only and any((board[x] - 1) % 3 > size for x in ray[:run]):
+                    continue  # ruling: a larger pyramid in the run blocks the whole ray
+                if run == len(ray):
+                    fall(board[ray[run - 1]])
+                else:
+                    board[ray[run]] = board[ray[run - 1]]
+                for j in range(run - 1, 0, -1):
+                    board[ray[j]] = board[ray[j - 1]]
+                board[ray[0]] = 0
+            else:
+                first = board[ray[0]]
+                if not first:
+                    continue
+                if self.smaller_only and (first - 1) % 3 > size:
+                    continue
+                if len(ray) == 1:
+                    fall(first)
+                    board[ray[0]] = 0
+                elif board[ray[1]] == 0:
+                    board[ray[1]] = first
+                    board[ray[0]] = 0
+                # else: blocked, nothing moves
+        return BlamState(
+            board=tuple(board),
+            stash=tuple(tuple(s) for s in stash),  # type: ignore[misc]
+            treasure=tuple(tuple(t) for t in treasure),  # type: ignore[misc]
+            mover=nxt,
+        )
+
+    def scores(self, state: BlamState) -> tuple[int, ...]:
+        """Pips in every player's treasure."""
+        return tuple(sum(c * pip for c, pip in zip(t, PIPS)) for t in state.treasure)
+
+    def outcome(self, state: BlamState) -> Outcome:
+        scores = self.scores(state)
+        if self.captures_tiebreak:
+            rank = [(s, sum(t)) for s, t in zip(scores, state.treasure)]
+        else:
+            rank = [(s, 0) for s in scores]
+        top = max(rank)
+        winners = [p for p, r in enumerate(rank) if r == top]
+        if len(winners) == 1:
+            results = tuple(Result.WIN if p == winners[0] else Result.LOSS for p in range(len(rank)))
+        else:
+            results = tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
+        return Outcome(results, scores)
+
+    # --- keys -------------------------------------------------------------------------
+    def _setup_keys(self) -> None:
+        """Choose the smaller of the two key schemes and its digit radices (see module doc)."""
+        P, k, n = self.num_players, self.per_size, self.n
+        mmax = min(k, n)
+        self._class_offsets = [0]
+        for m in range(mmax + 1):
+            self._class_offsets.append(self._class_offsets[-1] + comb(n, m) * (k - m + 1))
+        class_radix = self._class_offsets[-1]
+        head = [P] + ([(P - 1) * k + 1] * (3 * (P - 1)) if P >= 3 else [])
+        piece = head + [class_radix] * (3 * P)
+        square = head + [k + 1] * (3 * P) + [1 + 3 * P] * n
+        if prod(piece) <= prod(square):
+            self.key_scheme = "piece"
+            self._radices = piece
+        else:
+            self.key_scheme = "square"
+            self._radices = square
+        self._head = len(head)
+        self.key_space: int = prod(self._radices)
+        self.key_bits: int = (self.key_space - 1).bit_length()
+
+    def _class_digit(self, cells: list[int], in_stash: int) -> int:
+        m = len(cells)
+        rank = sum(comb(c, i + 1) for i, c in enumerate(cells))
+        return self._class_offsets[m] + rank * (self.per_size - m + 1) + in_stash
+
+    def _class_undigit(self, digit: int) -> tuple[list[int], int]:
+        m = 0
+        while self._class_offsets[m + 1] <= digit:
+            m += 1
+        rank, in_stash = divmod(digit - self._class_offsets[m], self.per_size - m + 1)
+        cells = []
+        for i in range(m, 0, -1):
+            c = i - 1
+            while comb(c + 1, i) <= rank:
+                c += 1
+            cells.append(c)
+            rank -= comb(c, i)
+        cells.reverse()
+        return cells, in_stash
+
+    def encode(self, state: BlamState) -> int:
+        P = self.num_players
+        digits = [state.mover]
+        if P >= 3:
+            digits += [state.treasure[p][s] for p in range(P - 1) for s in range(3)]
+        if self.key_scheme == "piece":
+            where: dict[int, list[int]] = {}
+            for c, v in enumerate(state.board):
+                if v:
+                    where.setdefault(v, []).append(c)
+            for q in range(P):
+                for s in range(3):
+                    digits.append(self._class_digit(where.get(piece_code(q, s), []), state.stash[q][s]))
+        else:
+            digits += [state.stash[q][s] for q in range(P) for s in range(3)]
+            digits += list(state.board)
+        key = 0
+        for d, r in zip(reversed(digits), reversed(self._radices)):
+            key = key * r + d
+        return key
+
+    def decode(self, key: int) -> BlamState:
+        P, k, n = self.num_players, self.per_size, self.n
+        key = int(key)
+        digits = []
+        for r in self._radices:
+            key, d = divmod(key, r)
+            digits.append(d)
+        mover = digits[0]
+        stored = digits[1 : self._head]
+        rest = digits[self._head :]
+        if self.key_scheme == "piece":
+            board = [0] * n
+            stash_flat = []
+            for j, d in enumerate(rest):
+                cells, t = self._class_undigit(d)
+                for c in cells:
+                    board[c] = j + 1
+                stash_flat.append(t)
+        else:
+            stash_flat = rest[: 3 * P]
+            board = rest[3 * P :]
+        stash = tuple(tuple(stash_flat[3 * q : 3 * q + 3]) for q in range(P))
+        on_board = [0] * (3 * P)
+        for v in board:
+            if v:
+                on_board[v - 1] += 1
+        # pyramids of colour q and size s no longer in play = captured by someone
+        gone = [[k - on_board[3 * q + s] - stash[q][s] for s in range(3)] for q in range(P)]
+        if P == 2:
+            treasure = (tuple(gone[1]), tuple(gone[0]))
+        else:
+            rows = [tuple(stored[3 * p : 3 * p + 3]) for p in range(P - 1)]
+            last = tuple(sum(gone[q][s] for q in range(P)) - sum(t[s] for t in rows) for s in range(3))
+            treasure = tuple(rows) + (last,)
+        return BlamState(tuple(board), stash, treasure, mover)  # type: ignore[arg-type]
+
+    # --- symmetry ---------------------------------------------------------------------
+    def symmetries(self, state: BlamState) -> list[BlamState]:
+        out = [state]
+        for perm in self._perms[1:]:
+            board = [0] * self.n
+            for i, v in enumerate(state.board):
+                board[perm[i]] = v
+            out.append(state._replace(board=tuple(board)))
+        return out
+
+    # --- people -----------------------------------------------------------------------
+    def action_name(self, state: BlamState, action: int) -> str:
+        if action == PASS:
+            return "pass"
+        size, cell = divmod(action, self.n)
+        return f"{SIZE_LETTERS[size]}@{cell_name(cell, self.cols)}"
+
+    def parse_action(self, state: BlamState, text: str) -> int:
+        """``S@b2`` / ``place S@b2`` / ``pass`` (case-insensitive), checked for legality."""
+        raw = text.strip()
+        words = raw.lower().split()
+        if len(words) == 2 and words[0] == "place":
+            raw = words[1]
+        if raw.lower() == "pass":
+            action = PASS
+        else:
+            size_text, at, cell_text = raw.partition("@")
+            cell = parse_cell(cell_text, self.rows, self.cols) if at else None
+            if size_text.upper() not in ("S", "M", "L") or cell is None:
+                raise IllegalMoveError(
+                    f"{text!r} is not a Blam! move; write size@cell like S@b2, M@a1, L@c3, or pass"
+                )
+            action = SIZE_LETTERS.index(size_text.upper()) * self.n + cell
+        if self.node_kind(state) == NodeKind.TERMINAL or action not in self.legal_actions(state):
+            legal = ", ".join(self.action_name(state, a) for a in self.legal_actions(state)[:40])
+            raise IllegalMoveError(f"{text!r} is not a legal move here; legal: {legal or 'none (game over)'}")
+        return action
+
+    def render(self, state: BlamState) -> str:
+        lines = []
+        for r in range(self.rows - 1, -1, -1):
+            cells = []
+            for c in range(self.cols):
+                v = state.board[r * self.cols + c]
+                if v:
+                    owner, size = divmod(v - 1, 3)
+                    cells.append(f"{owner + 1}{SIZE_LETTERS[size]}")
+                else:
+                    cells.append(" .")
+            lines.append(f"{r + 1:>2} " + " ".join(cells))
+        lines.append("   " + " ".join(f" {chr(ord('a') + c)}" for c in range(self.cols)))
+        scores = self.scores(state)
+        for p in range(self.num_players):
+            st = " ".join(f"{n}{l}" for n, l in zip(state.stash[p], SIZE_LETTERS))
+            tr = " ".join(f"{n}{l}" for n, l in zip(state.treasure[p], SIZE_LETTERS))
+            lines.append(f"player {p + 1}: stash {st} | treasure {tr} | score {scores[p]}")
+        if self.node_kind(state) == NodeKind.TERMINAL:
+            out = self.outcome(state)
+            lines.append("game over: " + ", ".join(
+                f"player {p + 1} {res.name.lower()}" for p, res in enumerate(out.results)))
+        else:
+            lines.append(f"to move: player {state.mover + 1}")
+        return "\n".join(lines)
+
+    # --- the batch path ---------------------------------------------------------------
+    @cached_property
+    def _fast(self) -> "_BlamBatch | None":
+        """The vectorised expander, when the variant allows it (piece keys within 64 bits)."""
+        if self.key_scheme != "piece" or self.key_space > 2**64:
+            return None
+        if self._class_offsets[-1] * self.n > 5_000_000:
+            return None
+        return _BlamBatch(self)
+
+    def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
+        """Vectorised children of many keys; equal to ``Game.expand`` (proved in the tests)."""
+        fast = self._fast
+        if fast is None:
+            return super().expand(keys, canonical=canonical)
+        keys = np.asarray(keys, dtype=np.uint64)
+        parts = [fast.expand(keys[s : s + fast.block], canonical) for s in range(0, len(keys), fast.block)]
+        if not parts:
+            return super().expand(keys, canonical=canonical)
+        if len(parts) == 1:
+            return parts[0]
+        offsets = [np.zeros(1, dtype=np.int64)]
+        base = 0
+        for p in parts:
+            offsets.append(p.offsets[1:] + base)
+            base += int(p.offsets[-1])
+        return Expansion(
+            kind=np.concatenate([p.kind for p in parts]),
+            to_move=np.concatenate([p.to_move for p in parts]),
+            offsets=np.concatenate(offsets),
+            children=np.concatenate([p.children for p in parts]),
+            probs=None,
+            result=np.concatenate([p.result for p in parts]),
+            margin=np.concatenate([p.margin for p in parts]),
+        )
+
+
+class _BlamBatch:
+    """NumPy implementation of :meth:`Blam.expand` for the ``"piece"`` key scheme.
+
+    Works on blocks of parents: decode every key into board / stash / treasure arrays, build one
+    child row per legal action (placements in ``legal_actions`` order, or the pass), push along
+    the 8 rays with precomputed ray tables, and fold the children's digits back into keys. The
+    canonical key uses per-class digit tables: a symmetry only permutes the squares of each
+    colour-and-size class, so its image digit is a table lookup.
+    """
+
+    def __init__(self, game: Blam) -> None:
+        self.g = game
+        P, k, n = game.num_players, game.per_size, game.n
+        self.P, self.k, self.n = P, k, n
+        self.C = 3 * P
+        self.block = max(1, 200_000 // (3 * n + 1))
+        self.radices = [np.uint64(r) for r in game._radices]
+        R = game._class_offsets[-1]
+        # class digit -> (squares mask, stash count); and digit images under every symmetry
+        self.cell_mask = np.zeros((R, n), dtype=bool)
+        self.in_stash = np.zeros(R, dtype=np.int64)
+        self.sym_digit = np.zeros((len(game._perms), R), dtype=np.uint64)
+        for d in range(R):
+            cells, t = game._class_undigit(d)
+            self.cell_mask[d, cells] = True
+            self.in_stash[d] = t
+            for g, perm in enumerate(game._perms):
+                self.sym_digit[g, d] = game._class_digit(sorted(perm[c] for c in cells), t)
+        self.offsets_m = np.array(game._class_offsets[:-1], dtype=np.int64)
+        self.comb = np.array([[comb(c, i) for i in range(n + 2)] for c in range(n)], dtype=np.int64)
+        # rays: per square 8 directions, padded with the sentinel column n
+        L = max(2, max(game.rows, game.cols))
+        self.L = L
+        ray_idx = np.full((n, 8, L), n, dtype=np.int64)
+        ray_len = np.zeros((n, 8), dtype=np.int64)
+        for cell in range(n):
+            r, c = divmod(cell, game.cols)
+            for d, (dr, dc) in enumerate(_DIRECTIONS):
+                i = 0
+                rr, cc = r + dr, c + dc
+                while 0 <= rr < game.rows and 0 <= cc < game.cols:
+                    ray_idx[cell, d, i] = rr * game.cols + cc
+                    i += 1
+                    rr, cc = rr + dr, cc + dc
+                ray_len[cell, d] = i
+        self.ray_idx, self.ray_len = ray_idx, ray_len
+        self.pips = np.array(PIPS, dtype=np.int64)
+
+    # keys <-> arrays ----------------------------------------------------------------
+    def decode(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``board int64[N, n]``, ``stash int64[N, P, 3]``, ``treasure int64[N, P, 3]``, ``mover``."""
+        P, k, n = self.P, self.k, self.n
+        N = len(keys)
+        rest = keys.copy()
+        digits = []
+        for r in self.radices:
+            digits.append((rest % r).astype(np.int64))
+            rest //= r
+        mover = digits[0]
+        head = self.g._head
+        board = np.zeros((N, n), dtype=np.int64)
+        stash = np.zeros((N, P, 3), dtype=np.int64)
+        for j, d in enumerate(digits[head:]):
+            board += self.cell_mask[d] * (j + 1)
+            stash[:, j // 3, j % 3] = self.in_stash[d]
+        on_board = np.stack([(board == j + 1).sum(axis=1) for j in range(self.C)], axis=1).reshape(N, P, 3)
+        gone = k - on_board - stash
+        if P == 2:
+            treasure = gone[:, ::-1, :].copy()
+        else:
+            treasure = np.zeros((N, P, 3), dtype=np.int64)
+            for p in range(P - 1):
+                for s in range(3):
+                    treasure[:, p, s] = digits[1 + 3 * p + s]
+            treasure[:, P - 1, :] = gone.sum(axis=1) - treasure[:, : P - 1, :].sum(axis=1)
+        return board, stash, treasure, mover
+
+    def encode(
+        self, board: np.ndarray, stash: np.ndarray, treasure: np.ndarray, mover: np.ndarray, canonical: bool
+    ) -> np.ndarray:
+        """Keys (canonical: the smallest over the symmetries) of the given positions."""
+        P, k, n, C = self.P, self.k, self.n, self.C
+        M = len(board)
+        cnt = np.zeros((M, C), dtype=np.int64)
+        rank = np.zeros((M, C), dtype=np.int64)
+        for c in range(n):
+            rows = np.flatnonzero(board[:, c])
+            if not len(rows):
+                continue
+            j = board[rows, c] - 1
+            cnt[rows, j] += 1
+            rank[rows, j] += self.comb[c, cnt[rows, j]]
+        digits = self.offsets_m[cnt] + rank * (k - cnt + 1) + stash.reshape(M, C)
+        head = [mover.astype(np.uint64)]
+        if P >= 3:
+            head += [treasure[:, p, s].astype(np.uint64) for p in range(P - 1) for s in range(3)]
+        images = range(len(self.sym_digit)) if canonical else range(1)
+        best = None
+        for g in images:
+            dg = self.sym_digit[g][digits] if g else digits.astype(np.uint64)
+            cols = head + [dg[:, j] for j in range(C)]
+            key = np.zeros(M, dtype=np.uint64)
+            for d, r in zip(reversed(cols), reversed(self.radices)):
+                key = key * r + d
+            best = key if best is None else np.minimum(best, key)
+        return best
+
+    # the expansion --------------------------------------------------------------------
+    def expand(self, keys: np.ndarray, canonical: bool) -> Expansion:
+        P, n, C = self.P, self.n, self.C
+        N = len(keys)
+        board, stash, treasure, mover = self.decode(keys)
+        rows_n = np.arange(N)
+        any_stash = stash.reshape(N, C).sum(axis=1) > 0
+        empty = board == 0
+        decision = any_stash & empty.any(axis=1)
+        own = stash[rows_n, mover]  # [N, 3]
+        can_place = decision & (own.sum(axis=1) > 0)
+        legal = np.zeros((N, 3 * n + 1), dtype=bool)
+        legal[:, : 3 * n] = ((own > 0)[:, :, None] & empty[:, None, :]).reshape(N, 3 * n) & can_place[:, None]
+        legal[:, 3 * n] = decision & ~can_place
+        parent, action = np.nonzero(legal)
+        counts = legal.sum(axis=1)
+        offsets = np.zeros(N + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+
+        # children
+        cb = board[parent].copy()
+        cs = stash[parent].copy()
+        ct = treasure[parent].copy()
+        p = mover[parent]
+        place = action < 3 * n
+        pr = np.flatnonzero(place)
+        if len(pr):
+            self._place(cb, cs, ct, pr, p[pr], action[pr] // n, action[pr] % n)
+        children = self.encode(cb, cs, ct, (p + 1) % P, canonical) if len(parent) else np.empty(0, np.uint64)
+
+        kind = np.where(decision, NodeKind.DECISION, NodeKind.TERMINAL).astype(np.int8)
+        result = np.zeros(N, dtype=np.int8)
+        margin = np.zeros(N, dtype=np.int32)
+        term = np.flatnonzero(~decision)
+        if len(term):
+            tr = treasure[term]
+            pips = (tr * self.pips).sum(axis=2)  # [T, P]
+            rank = pips * 1000 + tr.sum(axis=2) if self.g.captures_tiebreak else pips
+            tm = mover[term]
+            top = rank.max(axis=1)
+            n_top = (rank == top[:, None]).sum(axis=1)
+            mine = rank[np.arange(len(term)), tm]
+            res = np.where(mine < top, Result.LOSS, np.where(n_top == 1, Result.WIN, Result.TIE))
+            result[term] = res
+            others = pips.copy()
+            others[np.arange(len(term)), tm] = np.iinfo(np.int64).min
+            margin[term] = pips[np.arange(len(term)), tm] - others.max(axis=1)
+        return Expansion(
+            kind=kind,
+            to_move=mover.astype(np.int8),
+            offsets=offsets,
+            children=children.astype(np.uint64),
+            probs=None,
+            result=result,
+            margin=margin,
+        )
+
+    def _place(
+        self,
+        cb: np.ndarray,
+        cs: np.ndarray,
+        ct: np.ndarray,
+        rows: np.ndarray,
+        p: np.ndarray,
+        size: np.ndarray,
+        cell: np.ndarray,
+    ) -> None:
+        """Apply placements in place on the child arrays (rows ``rows``)."""
+        n, L = self.n, self.L
+        g = self.g
+        cs[rows, p, size] -= 1
+        cb[rows, cell] = 1 + 3 * p + size
+        ext = np.concatenate([cb[rows], np.zeros((len(rows), 1), dtype=cb.dtype)], axis=1)
+        idx = self.ray_idx[cell]  # [M, 8, L]
+        rlen = self.ray_len[cell]  # [M, 8]
+        r3 = np.arange(len(rows))[:, None, None]
+        content = ext[r3, idx]  # [M, 8, L]
+        occ = content > 0
+        if g.chain:
+            run = np.cumprod(occ, axis=2).sum(axis=2)
+        else:
+            run = (occ[:, :, 0] & ~occ[:, :, 1]).astype(np.int64)
+        pos = np.arange(L)[None, None, :]
+        if g.smaller_only:
+            big = occ & ((content - 1) % 3 > size[:, None, None]) & (pos < run[:, :, None])
+            run = np.where(big.any(axis=2), 0, run)
+        moving = run > 0
+        # fallen pyramids
+        falls = moving & (run == rlen)
+        fr, fd = np.nonzero(falls)
+        if len(fr):
+            code = content[fr, fd, run[fr, fd] - 1]
+            owner, fsize = (code - 1) // 3, (code - 1) % 3
+            placer = p[fr]
+            mine = owner == placer
+            np.add.at(cs, (rows[fr[mine]], placer[mine], fsize[mine]), 1)
+            np.add.at(ct, (rows[fr[~mine]], placer[~mine], fsize[~mine]), 1)
+        # shift the runs one square outward
+        runx = run[:, :, None]
+        shifted = np.concatenate([np.zeros_like(content[:, :, :1]), content[:, :, :-1]], axis=2)
+        new = np.where((pos >= 1) & (pos <= runx), shifted, content)
+        new = np.where((pos == 0) & (runx > 0), 0, new)
+        ext[r3, idx] = new
+        cb[rows] = ext[:, :n]

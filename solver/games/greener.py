@@ -1,0 +1,687 @@
+"""Greener (Néstor Romeral Andrés, 2017): two players capture stacks, greens are the prize.
+
+Rules: /work/shared/rules/greener.md. The board starts full (one pyramid per cell: ``black``
+black, ``white`` white, the rest green). A stack is controlled by the colour of its top pyramid.
+The only move is a capture: a stack you control moves, whole, onto the first stack met in one of
+the four orthogonal directions (any distance, empty cells crossed), of any colour. Capturing is
+compulsory; with no capture you pass; two passes in succession end the game. Each player scores
+the greens in the stacks they control; more wins, then (``tiebreak=tallest``) the player with the
+tallest stack; still level is a tie.
+
+Representation
+    A cell is an ``int`` *code* (:func:`stack_code`): 0 empty, 1 a single green pyramid, 2/3 a
+    single black/white pyramid, and from 4 on a black- or white-topped stack of height ``h >= 2``
+    holding ``g <= h - 1`` greens, ordered by ``(h, g, colour)``. That is all the rules need: only
+    top colours, heights and green counts matter, and a green-topped stack is always one original
+    green pyramid (greens never move; a capture puts the mover's colour on top).
+    A :class:`GreenerState` is the row-major tuple of codes (row 0 at the bottom, so cell 0 is
+    ``a1``), the player to move, and the number of passes just played in succession (2 = over).
+    With ``setup=all`` the start is a chance node (``root=True``) whose outcomes are the setups,
+    one per symmetry class, weighted by class size.
+
+Keys
+    Heights always sum to the number of cells ``n`` and greens to the number of green pyramids
+    ``G``, so the board is ranked exactly among all code sequences with those two totals
+    (a lexicographic ranking by dynamic programming over "cells left, height left, greens left").
+    ``key = (rank * 2 + to_move) * 3 + passes``; the setup=all chance root is the next integer
+    after the largest board key. Ranking is lexicographic in the codes, so the canonical image
+    (smallest key) is simply the smallest code tuple among the images.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from bisect import bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from operator import itemgetter
+from typing import Any, Callable, ClassVar, Mapping, Union
+
+import numpy as np
+
+from solver.core.game import Game, NodeKind, Outcome, Result
+from solver.core.symmetry import cell_name, grid_symmetry_array, parse_cell
+from solver.core.variant import Param, Variant
+from solver.errors import IllegalMoveError, TooBigError, VariantError
+
+BLACK, WHITE, GREEN = 0, 1, 2
+#: cell codes of the simple cells (see the module docstring)
+EMPTY, GREEN_PYRAMID, BLACK_PYRAMID, WHITE_PYRAMID = 0, 1, 2, 3
+#: the action of a player without a capture
+PASS = "pass"
+#: most arrangements ``setup=all`` will list (the 4x4 4+4+8 board has 900,900)
+MAX_SETUPS = 5_000_000
+
+_LETTER = {BLACK: "B", WHITE: "W", GREEN: "G"}
+_LAYOUT_CODE = {"B": BLACK_PYRAMID, "W": WHITE_PYRAMID, "G": GREEN_PYRAMID}
+_LAYOUT_LETTER = {code: letter for letter, code in _LAYOUT_CODE.items()}
+
+#: a capture ``(from_cell, to_cell)``, ``PASS``, or (at the setup=all root) a layout tuple of codes
+Action = Union[tuple[int, ...], str]
+
+
+class GreenerTooBigError(TooBigError, VariantError):
+    """The variant is valid, but its positions (or setups) cannot be keyed or listed exactly."""
+
+
+# --- cell codes -----------------------------------------------------------------------------
+def stack_code(colour: int, height: int, greens: int) -> int:
+    """The cell code of a stack with top ``colour``, ``height`` pyramids and ``greens`` greens.
+
+    Parameters
+    ----------
+    colour : int
+        ``BLACK``, ``WHITE`` or ``GREEN`` (green only as a single pyramid).
+    height, greens : int
+        Pyramids in the stack and green pyramids among them (a black/white top is not green,
+        so ``greens <= height - 1``).
+    """
+    if colour == GREEN:
+        if (height, greens) != (1, 1):
+            raise ValueError("a green-topped stack is always a single green pyramid")
+        return GREEN_PYRAMID
+    if colour not in (BLACK, WHITE) or height < 1 or not 0 <= greens <= height - 1:
+        raise ValueError(f"no stack with colour={colour}, height={height}, greens={greens}")
+    if height == 1:
+        return BLACK_PYRAMID if colour == BLACK else WHITE_PYRAMID
+    return height * height - height + 2 + 2 * greens + colour
+
+
+@lru_cache(maxsize=None)
+def stack_parts(code: int) -> tuple[int, int, int] | None:
+    """Inverse of :func:`stack_code`: ``(colour, height, greens)``, or ``None`` for an empty cell."""
+    if code < 0:
+        raise ValueError(f"bad cell code {code}")
+    if code == EMPTY:
+        return None
+    if code == GREEN_PYRAMID:
+        return (GREEN, 1, 1)
+    if code in (BLACK_PYRAMID, WHITE_PYRAMID):
+        return (code - BLACK_PYRAMID, 1, 0)
+    h = 2
+    while (h + 1) * (h + 1) - (h + 1) + 2 <= code:
+        h += 1
+    offset = code - (h * h - h + 2)
+    return (offset % 2, h, offset // 2)
+
+
+def codes_up_to_height(height: int) -> int:
+    """How many cell codes have a height ``<= height`` (codes are ordered by height)."""
+    return 1 if height <= 0 else height * height + height + 2
+
+
+# --- states ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class GreenerState:
+    """A position: cell codes (row-major, row 0 at the bottom), side to move, passes in a row.
+
+    ``passes`` is 0 after a capture, 1 after a single pass and 2 after two passes in succession
+    (the game is over). ``root=True`` marks the setup=all chance node (``board`` is then empty).
+    """
+
+    board: tuple[int, ...]
+    to_move: int = BLACK
+    passes: int = 0
+    root: bool = False
+
+
+# --- exact ranking of boards ----------------------------------------------------------------
+class BoardRanker:
+    """Exact lexicographic ranking of cell-code sequences with fixed height and green totals.
+
+    ``count(m, H, Gr)`` is the number of ways to fill ``m`` cells with codes whose heights sum to
+    ``H`` and whose greens sum to ``Gr``; the rank of a board adds, cell by cell, the number of
+    completions that start with a smaller code. Cells are interchangeable here, so every table
+    depends only on how many cells are left.
+    """
+
+    def __init__(self, cells: int, greens: int) -> None:
+        self.cells = cells
+        self.greens = greens
+        n = cells
+        # options by (height, greens) with their multiplicity (black and white tops count twice)
+        self._weights: list[tuple[int, int, int]] = [(0, 0, 1), (1, 1, 1), (1, 0, 2)]
+        self._weights += [(h, g, 2) for h in range(2, n + 1) for g in range(h)]
+        counts = [[[0] * (greens + 1) for _ in range(n + 1)]]
+        counts[0][0][0] = 1
+        for m in range(1, n + 1):
+            prev = counts[-1]
+            cur = [[0] * (greens + 1) for _ in range(n + 1)]
+            for big_h in range(n + 1):
+                row = cur[big_h]
+                for h, g, w in self._weights:
+                    if h > big_h:
+                        break
+                    src = prev[big_h - h]
+                    for gr in range(g, greens + 1):
+                        v = src[gr - g]
+                        if v:
+                            row[gr] += w * v
+            counts.append(cur)
+        self._counts = counts
+        self._cum: dict[tuple[int, int, int], list[int]] = {}
+        self._heights = [0] * codes_up_to_height(n)
+        self._greens = [0] * codes_up_to_height(n)
+        for code in range(1, codes_up_to_height(n)):
+            _, h, g = stack_parts(code)  # type: ignore[misc]
+            self._heights[code] = h
+            self._greens[code] = g
+
+    @property
+    def size(self) -> int:
+        """Number of boards of ``cells`` cells with total height ``cells`` and ``greens`` greens."""
+        return self._counts[self.cells][self.cells][self.greens]
+
+    def _cumulative(self, m: int, big_h: int, gr: int) -> list[int]:
+        """``cum[c]`` = completions of ``m`` cells (``big_h`` height, ``gr`` greens left) whose
+        first code is smaller than ``c``; one entry per code of height <= ``big_h``, plus the total."""
+        key = (m, big_h, gr)
+        cum = self._cum.get(key)
+        if cum is None:
+            rest = self._counts[m - 1]
+            cum = [0]
+            total = 0
+            for code in range(codes_up_to_height(big_h)):
+                g = self._greens[code]
+                if g <= gr:
+                    total += rest[big_h - self._heights[code]][gr - g]
+                cum.append(total)
+            self._cum[key] = cum
+        return cum
+
+    def rank(self, board: tuple[int, ...]) -> int:
+        """The index of ``board`` among all valid boards in lexicographic order of codes."""
+        if len(board) != self.cells:
+            raise ValueError(f"board has {len(board)} cells, expected {self.cells}")
+        big_h, gr, r = self.cells, self.greens, 0
+        m = self.cells
+        for code in board:
+            cum = self._cumulative(m, big_h, gr)
+            if not 0 <= code < len(cum) - 1:
+                raise ValueError(f"cell code {code} does not fit the remaining height {big_h}")
+            r += cum[code]
+            big_h -= self._heights[code]
+            gr -= self._greens[code]
+            if gr < 0:
+                raise ValueError("board holds more greens than the variant has")
+            m -= 1
+        if big_h or gr:
+            raise ValueError("board heights/greens do not add up to the variant's pyramids")
+        return r
+
+    def unrank(self, r: int) -> tuple[int, ...]:
+        """Inverse of :meth:`rank`."""
+        if not 0 <= r < self.size:
+            raise ValueError(f"board rank {r} out of range [0, {self.size})")
+        big_h, gr = self.cells, self.greens
+        out = []
+        for m in range(self.cells, 0, -1):
+            cum = self._cumulative(m, big_h, gr)
+            code = bisect_right(cum, r) - 1
+            r -= cum[code]
+            out.append(code)
+            big_h -= self._heights[code]
+            gr -= self._greens[code]
+        return tuple(out)
+
+
+def estimate_boards(cells: int, greens: int) -> float:
+    """Floating-point :attr:`BoardRanker.size` (fast; used to refuse keys that cannot fit)."""
+    table = np.zeros((cells + 1, greens + 1))
+    table[0, 0] = 1.0
+    weights = np.zeros((cells + 1, greens + 1))
+    weights[0, 0] = 1.0
+    weights[1, 1] = 1.0
+    weights[1, 0] = 2.0
+    for h in range(2, cells + 1):
+        weights[h, : min(h, greens + 1)] = 2.0
+    nz = [(h, g, weights[h, g]) for h in range(cells + 1) for g in range(greens + 1) if weights[h, g]]
+    for _ in range(cells):
+        new = np.zeros_like(table)
+        for h, g, w in nz:
+            new[h:, g:] += w * table[: cells + 1 - h, : greens + 1 - g]
+        table = new
+    return float(table[cells, greens])
+
+
+# --- layouts --------------------------------------------------------------------------------
+def parse_layout(text: str, rows: int, cols: int) -> tuple[int, ...]:
+    """A layout like ``"BWG/GGB/WGG"`` (rows top first, letters B/W/G) as a row-major board.
+
+    Raises :class:`VariantError` with the fix when the text has the wrong shape or letters.
+    """
+    parts = [p.strip().upper() for p in text.strip().split("/")]
+    example = "/".join(["BWG"[: min(cols, 3)].ljust(cols, "G")] * rows)
+    if len(parts) != rows:
+        raise VariantError(
+            f"setup layout {text!r} has {len(parts)} rows but the board has rows={rows}; "
+            f"write {rows} rows of {cols} letters separated by '/', e.g. setup={example}"
+        )
+    board = [EMPTY] * (rows * cols)
+    for i, part in enumerate(parts):
+        r = rows - 1 - i  # the first row written is the top row
+        if len(part) != cols:
+            raise VariantError(
+                f"setup layout row {i + 1} ({part!r}) has {len(part)} cells but cols={cols}; "
+                f"e.g. setup={example}"
+            )
+        for c, letter in enumerate(part):
+            if letter not in _LAYOUT_CODE:
+                raise VariantError(
+                    f"setup layout {text!r} has the letter {letter!r}; use only B, W and G"
+                )
+            board[r * cols + c] = _LAYOUT_CODE[letter]
+    return tuple(board)
+
+
+def layout_text(board: tuple[int, ...], rows: int, cols: int) -> str:
+    """Inverse of :func:`parse_layout` for a full board of single pyramids."""
+    out = []
+    for r in range(rows - 1, -1, -1):
+        out.append("".join(_LAYOUT_LETTER[board[r * cols + c]] for c in range(cols)))
+    return "/".join(out)
+
+
+# --- the game -------------------------------------------------------------------------------
+class Greener(Game[GreenerState]):
+    """Greener on a ``rows`` x ``cols`` board, from one setup or over all setups (chance root)."""
+
+    name: ClassVar[str] = "greener"
+    title: ClassVar[str] = "Greener: capture onto any stack in line; score the greens you control"
+    params: ClassVar[tuple[Param, ...]] = (
+        Param("rows", "int", 6, "board rows", min=1, max=26),
+        Param("cols", "int", 6, "board columns", min=1, max=26),
+        Param("black", "int", 9, "black pyramids (Black's colour)", min=0),
+        Param("white", "int", 9, "white pyramids (White's colour)", min=0),
+        Param(
+            "setup",
+            "str",
+            "all",
+            "all (chance over every setup), random (with seed) or a layout like BWG/GGB/WGG "
+            "(rows top first)",
+            choices=("all", "random"),
+            free=True,
+        ),
+        Param("seed", "int", 0, "random seed for setup=random"),
+        Param(
+            "tiebreak",
+            "str",
+            "tallest",
+            "level greens: tallest stack wins (tallest) or tie (none)",
+            choices=("tallest", "none"),
+        ),
+    )
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {
+        "3x3": {"rows": 3, "cols": 3, "black": 2, "white": 2, "setup": "all"},
+        "3x3-3": {"rows": 3, "cols": 3, "black": 3, "white": 3, "setup": "all"},
+        "3x4": {"rows": 3, "cols": 4, "black": 3, "white": 3, "setup": "all"},
+    }
+    rules_version: ClassVar[str] = "1"
+    scored: ClassVar[bool] = True
+    num_players = 2
+
+    def __init__(self, variant: Variant) -> None:
+        super().__init__(variant)
+        self.rows: int = variant.rows
+        self.cols: int = variant.cols
+        self.cells: int = self.rows * self.cols
+        self.black: int = variant.black
+        self.white: int = variant.white
+        self.green: int = self.cells - self.black - self.white
+        self.tiebreak: str = variant.tiebreak
+        mode = variant.setup.strip().lower()
+        self.setup_mode: str = mode if mode in ("all", "random") else "layout"
+        self.layout: tuple[int, ...] | None = None
+        if self.setup_mode == "layout":
+            self.layout = parse_layout(variant.setup, self.rows, self.cols)
+        elif self.setup_mode == "random":
+            pool = (
+                [BLACK_PYRAMID] * self.black
+                + [WHITE_PYRAMID] * self.white
+                + [GREEN_PYRAMID] * self.green
+            )
+            random.Random(variant.seed).shuffle(pool)
+            self.layout = tuple(pool)
+        self._rays = self._build_rays()
+        gathers = grid_symmetry_array(self.rows, self.cols)
+        self._sym_gathers: list[Callable[[tuple[int, ...]], tuple[int, ...]]] = [
+            _gatherer(row.tolist()) for row in gathers
+        ]
+        self._ranker: BoardRanker | None = None
+        self._setups: list[tuple[tuple[int, ...], Fraction]] | None = None
+
+    # --- variant checks ----------------------------------------------------------------
+    def check_variant(self, variant: Variant) -> None:
+        """Refuse impossible counts and bad layouts; warn outside the rulebook's range."""
+        cells = variant.rows * variant.cols
+        black, white = variant.black, variant.white
+        if black + white > cells:
+            raise VariantError(
+                f"black={black} + white={white} pyramids do not fit on a "
+                f"{variant.rows}x{variant.cols} board ({cells} cells); lower black/white "
+                "or enlarge the board"
+            )
+        green = cells - black - white
+        mode = variant.setup.strip().lower()
+        if mode not in ("all", "random"):
+            board = parse_layout(variant.setup, variant.rows, variant.cols)
+            nb, nw = board.count(BLACK_PYRAMID), board.count(WHITE_PYRAMID)
+            if (nb, nw) != (black, white):
+                raise VariantError(
+                    f"setup layout has {nb} B and {nw} W but black={black}, white={white}; "
+                    f"add --set black={nb} --set white={nw} (or fix the layout)"
+                )
+        if not (black == white and 4 * black >= cells and 3 * black <= cells and green >= black):
+            self.warnings.append(
+                f"black={black}, white={white} on {variant.rows}x{variant.cols} is outside the "
+                f"rulebook's range (black = white = n with {cells}/4 <= n <= {cells}/3 and "
+                f"green >= n); solving it anyway"
+            )
+
+    def _build_rays(self) -> list[tuple[tuple[int, ...], ...]]:
+        """For every cell, the cells met going north, east, south and west (nearest first)."""
+        rays = []
+        for cell in range(self.cells):
+            r, c = divmod(cell, self.cols)
+            out = []
+            for dr, dc in ((1, 0), (0, 1), (-1, 0), (0, -1)):
+                ray = []
+                rr, cc = r + dr, c + dc
+                while 0 <= rr < self.rows and 0 <= cc < self.cols:
+                    ray.append(rr * self.cols + cc)
+                    rr, cc = rr + dr, cc + dc
+                if ray:
+                    out.append(tuple(ray))
+            rays.append(tuple(out))
+        return rays
+
+    # --- setups ------------------------------------------------------------------------
+    @property
+    def num_setups(self) -> int:
+        """Number of distinct starting arrangements (the multinomial cells! / (b! w! g!))."""
+        return math.factorial(self.cells) // (
+            math.factorial(self.black) * math.factorial(self.white) * math.factorial(self.green)
+        )
+
+    def setup_classes(self) -> list[tuple[tuple[int, ...], int]]:
+        """Every setup symmetry class once: ``(canonical board, multiplicity)``, sorted by key.
+
+        The multiplicities sum to :attr:`num_setups`. Computed with numpy over all arrangements
+        (each board written as a base-4 number, most significant cell first, so the smallest
+        number is the smallest code tuple, i.e. the canonical image).
+        """
+        total = self.num_setups
+        if total > MAX_SETUPS or self.cells > 31:
+            raise GreenerTooBigError(
+                f"setup=all on {self.rows}x{self.cols} with {self.black}+{self.white} has "
+                f"{total:,} setups, too many to list (limit {MAX_SETUPS:,}); use an explicit "
+                "layout or setup=random with a seed"
+            )
+        n = self.cells
+        boards = np.full((total, n), GREEN_PYRAMID, dtype=np.int64)
+        combos = list(itertools.combinations(range(n - self.black), self.white))
+        rest_combos = np.array(combos, dtype=np.int64).reshape(len(combos), self.white)
+        row = 0
+        all_cells = np.arange(n)
+        for blacks in itertools.combinations(range(n), self.black):
+            rest = np.delete(all_cells, list(blacks))
+            k = len(rest_combos)
+            block = boards[row : row + k]
+            block[:, list(blacks)] = BLACK_PYRAMID
+            if self.white:
+                rows_idx = np.repeat(np.arange(k), self.white)
+                block[rows_idx, rest[rest_combos].ravel()] = WHITE_PYRAMID
+            row += k
+        assert row == total
+        weights = 4 ** np.arange(n - 1, -1, -1, dtype=np.int64)
+        best = None
+        for gather in grid_symmetry_array(self.rows, self.cols):
+            value = boards[:, gather] @ weights
+            best = value if best is None else np.minimum(best, value)
+        uniq, counts = np.unique(best, return_counts=True)
+        out = []
+        for value, count in zip(uniq.tolist(), counts.tolist()):
+            digits = []
+            for _ in range(n):
+                value, d = divmod(value, 4)
+                digits.append(d)
+            out.append((tuple(reversed(digits)), int(count)))
+        return out
+
+    # --- keys --------------------------------------------------------------------------
+    @property
+    def ranker(self) -> BoardRanker:
+        """The board ranker; raises :class:`GreenerTooBigError` when keys cannot fit 64 bits."""
+        if self._ranker is None:
+            if estimate_boards(self.cells, self.green) * 6 > 2.0**64 * 1.001:
+                raise GreenerTooBigError(self._too_big_message())
+            ranker = BoardRanker(self.cells, self.green)
+            if ranker.size * 6 + 1 > 2**64:
+                raise GreenerTooBigError(self._too_big_message())
+            self._ranker = ranker
+        return self._ranker
+
+    def _too_big_message(self) -> str:
+        return (
+            f"greener on {self.rows}x{self.cols} with {self.green} greens has too many positions "
+            "for a 64-bit key; pick a board of at most about 20 cells"
+        )
+
+    @property
+    def root_key(self) -> int:
+        """The key of the setup=all chance root (one past the largest position key)."""
+        return self.ranker.size * 6
+
+    def encode(self, state: GreenerState) -> int:
+        if state.root:
+            return self.root_key
+        return (self.ranker.rank(state.board) * 2 + state.to_move) * 3 + state.passes
+
+    def decode(self, key: int) -> GreenerState:
+        key = int(key)
+        if key == self.root_key and self.setup_mode == "all":
+            return GreenerState((), BLACK, 0, True)
+        if not 0 <= key < self.root_key:
+            raise ValueError(f"{key} is not a greener key of {self.variant.label()}")
+        rest, passes = divmod(key, 3)
+        rank, to_move = divmod(rest, 2)
+        return GreenerState(self.ranker.unrank(rank), to_move, passes)
+
+    # --- the rules ---------------------------------------------------------------------
+    def initial_state(self) -> GreenerState:
+        if self.layout is None:
+            return GreenerState((), BLACK, 0, True)
+        return GreenerState(self.layout, BLACK, 0)
+
+    def node_kind(self, state: GreenerState) -> NodeKind:
+        if state.root:
+            return NodeKind.CHANCE
+        if state.passes >= 2:
+            return NodeKind.TERMINAL
+        return NodeKind.DECISION
+
+    def to_move(self, state: GreenerState) -> int:
+        return state.to_move
+
+    def captures(self, state: GreenerState) -> list[tuple[int, int]]:
+        """Every capture of the side to move: ``(from, to)`` with ``to`` the first stack met in
+        one of the four directions from a stack the mover controls (ordered by from-cell, then
+        north, east, south, west)."""
+        board = state.board
+        player = state.to_move
+        own = BLACK_PYRAMID if player == BLACK else WHITE_PYRAMID
+        out = []
+        for src, code in enumerate(board):
+            if code < 2 or (code - own) % 2:  # empty, green, or the opponent's top
+                continue
+            for ray in self._rays[src]:
+                for dst in ray:
+                    if board[dst]:
+                        out.append((src, dst))
+                        break
+        return out
+
+    def legal_actions(self, state: GreenerState) -> list[Action]:
+        if state.root or state.passes >= 2:
+            return []
+        caps: list[Action] = list(self.captures(state))
+        return caps if caps else [PASS]
+
+    def apply(self, state: GreenerState, action: Action) -> GreenerState:
+        if state.root:
+            board = tuple(action)  # type: ignore[arg-type]
+            self._check_setup_board(board)
+            return GreenerState(board, BLACK, 0)
+        if state.passes >= 2:
+            raise IllegalMoveError("the game is over; no move can be played")
+        if action == PASS:
+            if self.captures(state):
+                raise IllegalMoveError("capturing is compulsory: you cannot pass while a capture exists")
+            return GreenerState(state.board, 1 - state.to_move, state.passes + 1)
+        src, dst = action  # type: ignore[misc]
+        if (src, dst) not in self.captures(state):
+            raise IllegalMoveError(
+                f"{self.action_name(state, action)} is not a capture here; see the legal moves"
+            )
+        board = list(state.board)
+        c1, h1, g1 = stack_parts(board[src])  # type: ignore[misc]
+        _, h2, g2 = stack_parts(board[dst])  # type: ignore[misc]
+        board[src] = EMPTY
+        board[dst] = stack_code(c1, h1 + h2, g1 + g2)
+        return GreenerState(tuple(board), 1 - state.to_move, 0)
+
+    def _check_setup_board(self, board: tuple[int, ...]) -> None:
+        """A chance outcome must be a full board of single pyramids with the variant's counts."""
+        if (
+            len(board) != self.cells
+            or any(code not in (GREEN_PYRAMID, BLACK_PYRAMID, WHITE_PYRAMID) for code in board)
+            or board.count(BLACK_PYRAMID) != self.black
+            or board.count(WHITE_PYRAMID) != self.white
+        ):
+            raise IllegalMoveError(
+                f"not a setup of this variant: need {self.black} B, {self.white} W and "
+                f"{self.green} G on {self.rows}x{self.cols}"
+            )
+
+    def chance_outcomes(self, state: GreenerState) -> list[tuple[Action, Fraction]]:
+        if not state.root:
+            raise ValueError("only the setup=all root is a chance node")
+        if self._setups is None:
+            total = self.num_setups
+            self._setups = [
+                (board, Fraction(count, total)) for board, count in self.setup_classes()
+            ]
+        return list(self._setups)  # type: ignore[arg-type]
+
+    def scores(self, state: GreenerState) -> tuple[int, int]:
+        """Greens in the stacks each player controls: ``(black, white)``."""
+        score = [0, 0]
+        for code in state.board:
+            if code >= 2:
+                colour, _, greens = stack_parts(code)  # type: ignore[misc]
+                score[colour] += greens
+        return score[0], score[1]
+
+    def tallest(self, state: GreenerState) -> tuple[int, int]:
+        """Height of the tallest stack each player controls (0 with none): ``(black, white)``."""
+        tall = [0, 0]
+        for code in state.board:
+            if code >= 2:
+                colour, height, _ = stack_parts(code)  # type: ignore[misc]
+                tall[colour] = max(tall[colour], height)
+        return tall[0], tall[1]
+
+    def outcome(self, state: GreenerState) -> Outcome:
+        scores = self.scores(state)
+        b, w = scores
+        if b == w and self.tiebreak == "tallest":
+            b, w = self.tallest(state)
+        if b > w:
+            return Outcome.win_for(BLACK, 2, scores)
+        if w > b:
+            return Outcome.win_for(WHITE, 2, scores)
+        return Outcome((Result.TIE, Result.TIE), scores)
+
+    # --- symmetry ----------------------------------------------------------------------
+    def symmetries(self, state: GreenerState) -> list[GreenerState]:
+        if state.root:
+            return [state]
+        return [GreenerState(g(state.board), state.to_move, state.passes) for g in self._sym_gathers]
+
+    def canonical(self, state: GreenerState) -> GreenerState:
+        """The image with the smallest key: the smallest code tuple (keys rank boards
+        lexicographically, and images share the side to move and the passes)."""
+        if state.root:
+            return state
+        board = min(g(state.board) for g in self._sym_gathers)
+        return GreenerState(board, state.to_move, state.passes)
+
+    # --- people ------------------------------------------------------------------------
+    def cell_text(self, code: int) -> str:
+        """``B3g1`` (top black, height 3, one green), ``G1g1`` (a green pyramid) or ``.``."""
+        parts = stack_parts(code)
+        if parts is None:
+            return "."
+        colour, height, greens = parts
+        return f"{_LETTER[colour]}{height}g{greens}"
+
+    def render(self, state: GreenerState) -> str:
+        if state.root:
+            text = (
+                f"setup=all: chance picks one of {self.num_setups:,} setups of "
+                f"{self.black} B, {self.white} W, {self.green} G on {self.rows}x{self.cols}"
+            )
+            if self.num_setups <= MAX_SETUPS and self.cells <= 31:
+                text += f" ({len(self.chance_outcomes(state)):,} symmetry classes)"
+            return text
+        texts = [self.cell_text(code) for code in state.board]
+        width = max(len(t) for t in texts)
+        lines = []
+        for r in range(self.rows - 1, -1, -1):
+            cells = " ".join(texts[r * self.cols + c].rjust(width) for c in range(self.cols))
+            lines.append(f"{r + 1:>2} {cells}")
+        lines.append("   " + " ".join(chr(ord("a") + c).rjust(width) for c in range(self.cols)))
+        b, w = self.scores(state)
+        who = "Black" if state.to_move == BLACK else "White"
+        if state.passes >= 2:
+            lines.append(f"game over (both passed); greens Black {b}, White {w}")
+        else:
+            note = " (the previous player passed)" if state.passes == 1 else ""
+            lines.append(f"{who} to move{note}; greens Black {b}, White {w}")
+        return "\n".join(lines)
+
+    def action_name(self, state: GreenerState, action: Action) -> str:
+        if state.root:
+            return layout_text(tuple(action), self.rows, self.cols)  # type: ignore[arg-type]
+        if action == PASS:
+            return PASS
+        src, dst = action  # type: ignore[misc]
+        return f"{cell_name(src, self.cols)}-{cell_name(dst, self.cols)}"
+
+    def parse_action(self, state: GreenerState, text: str) -> Action:
+        """``b1-b3``, ``pass``, or at the setup=all root any layout such as ``BWG/GGB/WGG``."""
+        if state.root:
+            try:
+                board = parse_layout(text, self.rows, self.cols)
+            except VariantError as err:
+                raise IllegalMoveError(str(err)) from None
+            self._check_setup_board(board)
+            return board
+        wanted = text.strip().lower()
+        if "-" in wanted:
+            a, _, b = wanted.partition("-")
+            src, dst = parse_cell(a, self.rows, self.cols), parse_cell(b, self.rows, self.cols)
+            if src is not None and dst is not None and (src, dst) in self.legal_actions(state):
+                return (src, dst)
+        return super().parse_action(state, text)
+
+
+def _gatherer(index: list[int]) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
+    """A fast ``board -> tuple(board[i] for i in index)``."""
+    if len(index) == 1:
+        only = index[0]
+        return lambda board: (board[only],)
+    return itemgetter(*index)  # type: ignore[return-value]

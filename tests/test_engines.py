@@ -1,0 +1,151 @@
+"""Retrograde analysis and alpha-beta on tiny games whose answers are worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver.core.game import Outcome, Result
+from solver.core.values import DRAW, LOSE, NO_REMOTENESS, TIE, WIN
+from solver.engines.alphabeta import AlphaBeta
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.retrograde import retrograde
+from tests.toygames import TIE as T
+from tests.toygames import W0, W1, Explicit, Subtraction
+
+
+def solve_rows(game, scored=False):
+    graph = enumerate_positions(game, symmetry=False)
+    solved = retrograde(graph, scored=scored)
+    by_key = {int(k): i for i, k in enumerate(graph.keys)}
+    return graph, solved, by_key
+
+
+def test_subtraction_values_and_remoteness():
+    # Take 1 or 2, last counter wins: n = 3k is lost in 2k plies (the loser stretches it),
+    # n = 3k+1 or 3k+2 is won in 2k+1 plies (move to the nearest multiple of 3).
+    game = Subtraction.from_params(n=10)
+    graph, solved, by_key = solve_rows(game)
+    for n in range(0, 11):
+        for player in (0, 1):
+            key = n * 2 + player
+            if key not in by_key:
+                continue
+            i = by_key[key]
+            k, rest = divmod(n, 3)
+            if rest == 0:
+                assert solved.value[i] == LOSE and solved.remoteness[i] == 2 * k, n
+            else:
+                assert solved.value[i] == WIN and solved.remoteness[i] == 2 * k + 1, n
+
+
+def test_tie_is_preferred_to_losing_and_found_through_cycle():
+    # 0 (P0) -> 1 or 2.  1 (P1) -> 0 or 3 where 3 = P1 wins, so 1 is a P1 win in 1.
+    # 2 (P1) -> 4 = tie, so 2 is a tie in 1.  From 0, moving to 1 loses; moving to 2 ties: tie in 2.
+    game = Explicit({0: (0, [1, 2], None), 1: (1, [0, 3], None), 2: (1, [4], None),
+                     3: (0, [], W1), 4: (0, [], T)})
+    _, solved, row = solve_rows(game)
+    assert (solved.value[row[1]], solved.remoteness[row[1]]) == (WIN, 1)
+    assert (solved.value[row[2]], solved.remoteness[row[2]]) == (TIE, 1)
+    assert (solved.value[row[0]], solved.remoteness[row[0]]) == (TIE, 2)
+
+
+def test_endless_play_is_a_draw():
+    # 0 (P0) -> 1 or 2 (2 = P1 wins); 1 (P1) -> 0 or 3 (3 = P0 wins). Each avoids its loss by
+    # going round the cycle 0 -> 1 -> 0: both are draws, with no remoteness.
+    game = Explicit({0: (0, [1, 2], None), 1: (1, [0, 3], None), 2: (0, [], W1), 3: (1, [], W0)})
+    _, solved, row = solve_rows(game)
+    for node in (0, 1):
+        assert solved.value[row[node]] == DRAW
+        assert solved.remoteness[row[node]] == NO_REMOTENESS
+
+
+def test_same_player_moves_again_keeps_the_value():
+    # 0 (P0) -> 1, and 1 is P0 again -> 2 (P0 wins) or 3 (P1 wins). 1 is a P0 win in 1 ply, so
+    # 0 is a win in 2 plies although its only child has P0 to move (no flip).
+    game = Explicit({0: (0, [1], None), 1: (0, [2, 3], None), 2: (1, [], W0), 3: (0, [], W1)})
+    _, solved, row = solve_rows(game)
+    assert (solved.value[row[1]], solved.remoteness[row[1]]) == (WIN, 1)
+    assert (solved.value[row[0]], solved.remoteness[row[0]]) == (WIN, 2)
+    assert AlphaBeta(game).search(0) == (WIN, 2)
+
+
+def test_a_level_end_beats_endless_play():
+    # 0 (P0) -> 2 (a cycle back to 0 through P1) or 1 (a tied end). P0 prefers the tie: tie in 1;
+    # 2's only move goes back to 0, so 2 is a tie in 2.
+    game = Explicit({0: (0, [2, 1], None), 1: (1, [], T), 2: (1, [0], None)})
+    _, solved, row = solve_rows(game)
+    assert (solved.value[row[0]], solved.remoteness[row[0]]) == (TIE, 1)
+    assert (solved.value[row[2]], solved.remoteness[row[2]]) == (TIE, 2)
+
+
+def test_margin_acyclic():
+    # 0 (P0) -> 1 (ends 3-1: margin +2) or 2; 2 (P1) -> 3 (ends 5-0) or 4 (ends 2-2).
+    # At 2, P1 picks 4 (own margin 0 beats -5): margin 0 for P1. At 0, P0 picks 1: +2.
+    game = Explicit({
+        0: (0, [1, 2], None),
+        1: (1, [], Outcome(W0, (3, 1))),
+        2: (1, [3, 4], None),
+        3: (0, [], Outcome(W0, (5, 0))),
+        4: (0, [], Outcome(T, (2, 2))),
+    }, scored=True)
+    _, solved, row = solve_rows(game, scored=True)
+    assert solved.margin[row[0]] == 2
+    assert solved.margin[row[2]] == 0
+    assert AlphaBeta(game).margin(0) == 2
+
+
+def test_margin_endless_play_counts_as_zero():
+    # 0 (P0) -> 1 or 2 (ends 0-2: -2 for P0); 1 (P1) -> 0 or 3 (ends 3-0: -3 for P1).
+    # Going round 0 -> 1 -> 0 for ever gives margin 0, better than either end for its chooser.
+    game = Explicit({
+        0: (0, [1, 2], None),
+        1: (1, [0, 3], None),
+        2: (1, [], Outcome(W1, (0, 2))),
+        3: (0, [], Outcome(W0, (3, 0))),
+    }, scored=True)
+    _, solved, row = solve_rows(game, scored=True)
+    assert solved.margin[row[0]] == 0 and solved.margin[row[1]] == 0
+    # and a finishing option worth more than 0 is taken: give P0 a +1 end instead of -2
+    game2 = Explicit({
+        0: (0, [1, 2], None),
+        1: (1, [0, 3], None),
+        2: (1, [], Outcome(W0, (1, 0))),
+        3: (0, [], Outcome(W0, (3, 0))),
+    }, scored=True)
+    _, solved2, row2 = solve_rows(game2, scored=True)
+    assert solved2.margin[row2[0]] == 1
+    # at 1, P1 can go back to 0 (where P0 then takes +1, so -1 for P1) or end at -3: -1
+    assert solved2.margin[row2[1]] == -1
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 9, 14])
+def test_alphabeta_agrees_with_hand_values_on_subtraction(n):
+    game = Subtraction.from_params(n=n)
+    k, rest = divmod(n, 3)
+    expected = (LOSE, 2 * k) if rest == 0 else (WIN, 2 * k + 1)
+    assert AlphaBeta(game).search(game.initial_state(), max_depth=40) == expected
+
+
+def test_alphabeta_finds_ties_and_draws():
+    tie_game = Explicit({0: (0, [1, 2], None), 1: (1, [0, 3], None), 2: (1, [4], None),
+                         3: (0, [], W1), 4: (0, [], T)})
+    assert AlphaBeta(tie_game).search(0, max_depth=10) == (TIE, 2)
+    draw_game = Explicit({0: (0, [1, 2], None), 1: (1, [0, 3], None), 2: (0, [], W1), 3: (1, [], W0)})
+    assert AlphaBeta(draw_game).search(0, max_depth=10) == (DRAW, None)
+
+
+def test_enumeration_rows_sorted_and_edges_consistent():
+    game = Subtraction.from_params(n=6)
+    graph = enumerate_positions(game, symmetry=False)
+    assert np.all(np.diff(graph.keys.astype(np.int64)) > 0)
+    assert graph.keys[graph.root] == game.encode(game.initial_state())
+    # every edge is a legal move of the reference rules
+    for i, key in enumerate(graph.keys):
+        state = game.decode(int(key))
+        kids = sorted(int(graph.keys[c]) for c in graph.child[graph.offsets[i]:graph.offsets[i + 1]])
+        ref = sorted(game.encode(game.apply(state, a)) for a in game.legal_actions(state)) \
+            if not game.is_terminal(state) else []
+        assert kids == ref
+    # the fewest plies from the start: n=6 -> pile 6-d reachable at ply ceil(d/2)..d
+    assert int(graph.ply[graph.row_of(game.encode((0, 1)))]) == 3  # 6 -> 4 -> 2 -> 0 by P0
