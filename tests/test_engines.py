@@ -149,3 +149,30 @@ def test_enumeration_rows_sorted_and_edges_consistent():
         assert kids == ref
     # the fewest plies from the start: n=6 -> pile 6-d reachable at ply ceil(d/2)..d
     assert int(graph.ply[graph.row_of(game.encode((0, 1)))]) == 3  # 6 -> 4 -> 2 -> 0 by P0
+
+
+def test_verifier_accepts_retrograde_and_catches_tampering():
+    from solver.engines.verify import check_margins, check_values
+
+    game = Explicit({0: (0, [1, 2], None), 1: (1, [0, 3], None), 2: (1, [4], None),
+                     3: (0, [], W1), 4: (0, [], T)})
+    graph, solved, row = solve_rows(game)
+    assert check_values(graph, solved.value, solved.remoteness) == []
+    wrong = solved.value.copy()
+    wrong[row[0]] = DRAW  # 0 is a tie in 2 (see above), not a draw
+    assert check_values(graph, wrong, solved.remoteness)
+    rem = solved.remoteness.copy()
+    rem[row[1]] = 3  # 1 is a win in 1
+    assert check_values(graph, solved.value, rem)
+    sub = Subtraction.from_params(n=8)
+    g2, s2, _ = solve_rows(sub)
+    assert check_values(g2, s2.value, s2.remoteness) == []
+    scored = Explicit({
+        0: (0, [1, 2], None), 1: (1, [0, 3], None),
+        2: (1, [], Outcome(W0, (1, 0))), 3: (0, [], Outcome(W0, (3, 0))),
+    }, scored=True)
+    g3, s3, r3 = solve_rows(scored, scored=True)
+    assert check_margins(g3, s3.margin) == []
+    bad = s3.margin.copy()
+    bad[r3[0]] = 3
+    assert check_margins(g3, bad)

@@ -1,0 +1,445 @@
+"""The ``pyramids`` command: list games, solve variants, show positions, play, report, tune.
+
+Every error a user can cause is printed as one line (``error: ...``) with the fix, exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from solver.errors import PyramidsError
+
+EPILOG = """examples:
+  pyramids list
+  pyramids solve override --set size=3 --set line=3 --set per_size=1
+  pyramids show override --preset 3x3 --moves "AL@a1 BL@c3" --json
+  pyramids play override --preset 3x3 --side 2
+  pyramids report override --preset 3x3
+  pyramids tune override --set size=3 --set line=3 --vary per_size=1,2 --vary centre_rule=on,off
+"""
+
+
+def _variant_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", help="game name (see `pyramids list`)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a variant parameter (repeatable); unset ones take their defaults")
+    p.add_argument("--preset", help="start from a named small preset (see `pyramids list GAME`); "
+                                     "--set values override it")
+    p.add_argument("--out", type=Path, default=None,
+                   help="root folder of the tables (default: tables/)")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="store every position instead of one per symmetry class")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pyramids",
+        description="Solve Looney Pyramids games exactly and report on their balance.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="games, their parameters, defaults and presets")
+    p.add_argument("game", nargs="?", help="show only this game")
+
+    p = sub.add_parser("solve", help="solve a variant and write its Parquet table")
+    _variant_args(p)
+    p.add_argument("--force", action="store_true", help="solve again even if the table exists")
+    p.add_argument("--max-positions", type=int, default=None,
+                   help="refuse variants with more positions than this")
+    p.add_argument("--tol", type=float, default=1e-12, help="value-iteration tolerance (chance games)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+    p = sub.add_parser("show", help="a position's value and every move's value, best first")
+    _variant_args(p)
+    p.add_argument("--moves", default="", help='moves from the start, space-separated, e.g. "AL@a1 BL@c3"')
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("play", help="play in the terminal against perfect play")
+    _variant_args(p)
+    p.add_argument("--side", type=int, choices=[1, 2], default=None,
+                   help="your seat (1 moves first); asked when not given")
+    p.add_argument("--seed", type=int, default=None, help="seed of the dice / random setups")
+
+    p = sub.add_parser("report", help="write the balance report of a variant (solves it if needed)")
+    _variant_args(p)
+    p.add_argument("--reports", type=Path, default=Path("reports"),
+                   help="root folder of the reports (default: reports/)")
+
+    p = sub.add_parser("tune", help="solve a sweep of variants and compare them side by side")
+    _variant_args(p)
+    p.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="a parameter to sweep and its values (repeatable: all combinations)")
+    p.add_argument("--reports", type=Path, default=Path("reports"),
+                   help="root folder of the reports (default: reports/)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 0
+    try:
+        return COMMANDS[args.command](args)
+    except PyramidsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+def _game(args: argparse.Namespace):
+    from solver.core.variant import parse_assignments
+    from solver.errors import VariantError
+    from solver.games import game_class
+
+    cls = game_class(args.game)
+    params: dict[str, Any] = {}
+    if args.preset:
+        if args.preset not in cls.presets:
+            names = ", ".join(cls.presets) or "none"
+            raise VariantError(f"{args.game} has no preset {args.preset!r}; presets: {names}")
+        params.update(cls.presets[args.preset])
+    params.update(parse_assignments(args.sets))
+    game = cls.from_params(params)
+    for w in game.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return game
+
+
+def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: Any):
+    from solver.api import solve
+
+    return solve(game, out=args.out, symmetry=not args.no_symmetry,
+                 progress=progress and sys.stderr.isatty(), **kw)
+
+
+def _player(p: int) -> str:
+    return f"player {p + 1}"
+
+
+# --- commands --------------------------------------------------------------------------------
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from solver.games import REGISTRY, game_class
+
+    names = [args.game] if args.game else list(REGISTRY)
+    for name in names:
+        try:
+            cls = game_class(name)
+        except ImportError:
+            print(f"{name}: (not available)")
+            continue
+        print(f"{name}: {cls.title}")
+        for p in cls.params:
+            assign = f"{p.name}={p.format(p.default)}"
+            print(f"  --set {assign:<22} {p.describe_type():<22} {p.help}")
+        if cls.presets:
+            print("  presets:")
+            for pname, values in cls.presets.items():
+                sets = " ".join(f"--set {k}={v}" for k, v in values.items())
+                print(f"    --preset {pname:<8} = {sets}")
+        print()
+    return 0
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from solver.api import solve
+
+    game = _game(args)
+    t0 = time.perf_counter()
+    sol = solve(game, out=args.out, force=args.force, symmetry=not args.no_symmetry,
+                max_positions=args.max_positions, progress=not args.quiet and sys.stderr.isatty(),
+                tol=args.tol)
+    wall = time.perf_counter() - t0
+    summary = summarize(sol, wall)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def summarize(sol, wall: float) -> dict[str, Any]:
+    """The solve summary as a JSON-ready dict (numbers from the table and its metadata)."""
+    meta = sol.meta
+    counts = meta["counts"]
+    reused = "write_seconds" not in meta
+    root = sol.root
+    out: dict[str, Any] = {
+        "game": meta["game"],
+        "variant": meta["variant"],
+        "label": meta["label"],
+        "positions": counts["positions"],
+        "terminal": counts["terminal"],
+        "edges": counts["edges"],
+        "reused_table": reused,
+        "solve_seconds": round(meta["solve_seconds"], 3),
+        "wall_seconds": round(wall, 3),
+        "positions_per_second": round(counts["positions"] / meta["solve_seconds"]) if meta["solve_seconds"] else None,
+        "table": str(sol.path),
+        "solver": meta.get("solver"),
+        "start": {"to_move": root.to_move + 1, "value": root.value, "remoteness": root.remoteness,
+                  "margin": root.margin, "expected": root.expected, "p_win": root.p_win,
+                  "p_loss": root.p_loss},
+    }
+    if "by_value" in counts:
+        out["by_value"] = counts["by_value"]
+    for k in ("sweeps", "residual", "expected_result", "expected_margin"):
+        if k in meta:
+            out[k] = meta[k]
+    if sol.setups is not None:
+        s = sol.setups
+        n = s.height
+        vc = {v: int(c) for v, c in zip(*[s["value"].value_counts()[c].to_list() for c in ("value", "count")])}
+        w = s["multiplicity"].to_numpy() if s["multiplicity"].null_count() == 0 else None
+        out["setups"] = {"classes": n, "arrangements": int(w.sum()) if w is not None else None,
+                         "classes_by_value": vc}
+        probs = s["probability"].to_numpy()
+        vals = s["value"].to_numpy()
+        out["setups"]["share"] = {v: float(probs[vals == v].sum()) for v in ("win", "tie", "lose", "draw")}
+        if "margin" in s.columns:
+            m = s["margin"].to_numpy()
+            dist: dict[str, float] = {}
+            for v in sorted(set(m.tolist())):
+                dist[str(v)] = float(probs[m == v].sum())
+            out["setups"]["margin_distribution"] = dist
+    return out
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    lines = [s["label"]]
+    lines.append(f"  positions      {s['positions']:,} ({s['terminal']:,} terminal, {s['edges']:,} moves)")
+    if "by_value" in s:
+        bv = s["by_value"]
+        lines.append("  side to move   " + "  ".join(f"{k} {bv[k]:,}" for k in ("win", "lose", "tie", "draw")))
+    st = s["start"]
+    who = f"player {st['to_move']}"
+    if st["value"] is not None:
+        rem = "" if st["remoteness"] is None else f" in {st['remoteness']} plies"
+        lines.append(f"  start          {st['value']} for {who} (to move){rem}")
+        if st["margin"] is not None:
+            lines.append(f"  score margin   {st['margin']:+d} for {who} under margin-optimal play")
+    elif "setups" in s:
+        su = s["setups"]
+        sh = su["share"]
+        lines.append(f"  setups         {su['classes']:,} classes"
+                     + (f" ({su['arrangements']:,} arrangements)" if su["arrangements"] else ""))
+        lines.append(f"  {who} (to move first) wins {sh['win']:.1%}, ties {sh['tie']:.1%}, "
+                     f"loses {sh['lose']:.1%}" + (f", draws {sh['draw']:.1%}" if sh["draw"] else "")
+                     + " of setups")
+        lines.append(f"  expected result {s.get('expected_result', 0):+.4f} for {who}")
+        if "expected_margin" in s:
+            lines.append(f"  expected margin {s['expected_margin']:+.4f} for {who}")
+        if "margin_distribution" in su:
+            dist = ", ".join(f"{k}: {v:.1%}" for k, v in su["margin_distribution"].items())
+            lines.append(f"  margins        {dist}")
+    else:
+        lines.append(f"  start          expected result {st['expected']:+.6f} for {who}; "
+                     f"wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}")
+    if "sweeps" in s:
+        lines.append(f"  value iteration {s['sweeps']} sweeps, residual {s['residual']:.2e}")
+    if s["reused_table"]:
+        lines.append(f"  table          {s['table']} (reused; --force to solve again)")
+    else:
+        lines.append(f"  time           {s['solve_seconds']:.2f} s ({s['positions_per_second']:,} positions/s)")
+        lines.append(f"  table          {s['table']}")
+    return "\n".join(lines)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    game = _game(args)
+    state = game.play(args.moves.split())
+    sol = _solution(args, game)
+    pv = sol.lookup(state)
+    moves = sol.moves(state)
+    if args.json:
+        obj: dict[str, Any] = {
+            "game": game.name,
+            "variant": game.variant.as_text(),
+            "position": game.render(state),
+            "key": sol.key_of(state),
+            "to_move": pv.to_move + 1,
+            "kind": pv.kind,
+            "value": pv.value,
+            "remoteness": pv.remoteness,
+            "moves": [_move_json(m) for m in moves],
+        }
+        if pv.margin is not None:
+            obj["margin"] = pv.margin
+        if pv.expected is not None:
+            obj["expected"] = pv.expected
+            obj["p_win"] = pv.p_win
+            obj["p_loss"] = pv.p_loss
+        print(json.dumps(obj))
+        return 0
+    print(game.render(state))
+    print(_describe_value(pv))
+    if moves:
+        print("moves (value for the mover after playing it, best first):" if pv.kind != "chance"
+              else "outcomes (probability, value for the side to move):")
+        for m in moves:
+            print("  " + _describe_move(m))
+    return 0
+
+
+def _move_json(m) -> dict[str, Any]:
+    d: dict[str, Any] = {"move": m.move, "value": m.value, "remoteness": m.remoteness}
+    if m.margin is not None:
+        d["margin"] = m.margin
+    if m.expected is not None:
+        d["expected"] = m.expected
+    if m.probability is not None:
+        d["probability"] = m.probability
+    return d
+
+
+def _describe_value(pv) -> str:
+    who = _player(pv.to_move)
+    if pv.kind == "terminal":
+        return f"game over: {pv.value} for {who}" if pv.value else f"game over: {pv.expected:+.0f} for {who}"
+    if pv.value is None:
+        extra = f"; wins {pv.p_win:.4%}, loses {pv.p_loss:.4%}" if pv.p_win is not None else ""
+        return f"{who} to move ({pv.kind}): expected result {pv.expected:+.6f}{extra}"
+    rem = "" if pv.remoteness is None else f" in {pv.remoteness}"
+    margin = "" if pv.margin is None else f", margin {pv.margin:+d}"
+    return f"{who} to move: {pv.value}{rem}{margin}"
+
+
+def _describe_move(m) -> str:
+    if m.value is None:
+        prob = f"p={m.probability:.4f}  " if m.probability is not None else ""
+        return f"{m.move:<18} {prob}expected {m.expected:+.6f}"
+    rem = "" if m.remoteness is None else f" {m.remoteness}"
+    margin = "" if m.margin is None else f"  margin {m.margin:+d}"
+    prob = f"  p={m.probability:.4f}" if m.probability is not None else ""
+    return f"{m.move:<18} {m.value}{rem}{margin}{prob}"
+
+
+def cmd_play(args: argparse.Namespace, input_fn=input, output=print) -> int:
+    from solver.core.game import NodeKind
+    from solver.errors import IllegalMoveError
+
+    game = _game(args)
+    sol = _solution(args, game)
+    rng = random.Random(args.seed)
+    side = args.side
+    while side is None:
+        answer = input_fn("play as player 1 (moves first) or 2? [1/2] ").strip()
+        if answer in ("1", "2"):
+            side = int(answer)
+        else:
+            output("please answer 1 or 2")
+    human = side - 1
+    state = game.initial_state()
+    output(f"{game.variant.label()}: you are player {side}; type a move, `moves` to list them, `quit` to stop")
+    while True:
+        kind = game.node_kind(state)
+        output("")
+        output(game.render(state))
+        if kind == NodeKind.TERMINAL:
+            out = game.outcome(state)
+            res = out.results[human].name.lower()
+            output(f"game over: you {'win' if res == 'win' else 'lose' if res == 'loss' else 'tie'}"
+                   + (f" (scores {out.scores})" if out.scores else ""))
+            return 0
+        if kind == NodeKind.CHANCE:
+            outcomes = game.chance_outcomes(state)
+            r = rng.random()
+            acc = 0.0
+            action = outcomes[-1][0]
+            for a, p in outcomes:
+                acc += float(p)
+                if r < acc:
+                    action = a
+                    break
+            output(f"chance: {game.action_name(state, action)}")
+            state = game.apply(state, action)
+            continue
+        mover = game.to_move(state)
+        if mover == human:
+            text = input_fn("your move: ").strip()
+            if text in ("quit", "exit", "q"):
+                return 0
+            if text in ("moves", "help", "?"):
+                output("legal: " + " ".join(game.action_name(state, a) for a in game.legal_actions(state)))
+                continue
+            try:
+                action = game.parse_action(state, text)
+            except IllegalMoveError as exc:
+                output(f"illegal: {exc}")
+                continue
+            state = game.apply(state, action)
+        else:
+            best = sol.moves(state)[0]
+            output(f"computer plays {best.move}  ({_describe_move(best).split(None, 1)[1]})")
+            state = game.apply(state, game.parse_action(state, best.move))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from analysis.report import write_report
+
+    game = _game(args)
+    sol = _solution(args, game)
+    out_dir = args.reports / game.name / game.variant.variant_id()
+    path = write_report(sol, out_dir)
+    print(f"report written: {path} and {path.with_suffix('.html')}")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from analysis.tuning import format_table, run_sweep
+    from solver.core.variant import parse_assignments
+    from solver.errors import VariantError
+    from solver.games import game_class
+
+    cls = game_class(args.game)
+    fixed: dict[str, Any] = {}
+    if args.preset:
+        if args.preset not in cls.presets:
+            raise VariantError(f"{args.game} has no preset {args.preset!r}; presets: {', '.join(cls.presets)}")
+        fixed.update({k: str(v) for k, v in cls.presets[args.preset].items()})
+    fixed.update(parse_assignments(args.sets))
+    if not args.vary:
+        raise VariantError("tune needs at least one --vary NAME=V1,V2 (e.g. --vary per_size=1,2)")
+    vary: dict[str, list[str]] = {}
+    for name, values in parse_assignments(args.vary).items():
+        vals = [v.strip() for v in values.split(",") if v.strip()]
+        if not vals:
+            raise VariantError(f"--vary {name}= needs at least one value, e.g. --vary {name}=1,2")
+        vary[name] = vals
+        fixed.pop(name, None)
+    path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
+                            progress=sys.stderr.isatty())
+    print(format_table(table))
+    print(f"report written: {path}")
+    return 0
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "solve": cmd_solve,
+    "show": cmd_show,
+    "play": cmd_play,
+    "report": cmd_report,
+    "tune": cmd_tune,
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

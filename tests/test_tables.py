@@ -1,0 +1,82 @@
+"""Tables: schema, metadata, reuse, refusal of stale or foreign tables, atomic writes."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from solver.api import load, solve
+from solver.errors import TableError
+from tests.toygames import Subtraction
+
+
+def test_schema_and_metadata(tmp_path):
+    game = Subtraction.from_params(n=5)
+    sol = solve(game, out=tmp_path)
+    df = pl.read_parquet(sol.path)
+    assert df.schema["key"] == pl.UInt64
+    assert df.schema["player"] == pl.UInt8
+    assert df.schema["value"] == pl.UInt8
+    assert df.schema["remoteness"] == pl.UInt16
+    assert df.schema["ply"] == pl.UInt16
+    meta = json.loads(pq.read_schema(sol.path).metadata[b"pyramids"])
+    assert meta["game"] == "subtraction" and meta["variant"] == {"n": "5"}
+    assert meta["counts"]["positions"] == df.height
+    assert pq.ParquetFile(sol.path).metadata.row_group(0).column(0).compression == "ZSTD"
+    # n=5 is a first-player win in 3 plies (take 2, leaving 3)
+    assert (sol.root.value, sol.root.remoteness) == ("win", 3)
+    assert not list(tmp_path.rglob("*.tmp"))  # the temporary file was renamed away
+
+
+def test_reuse_and_force(tmp_path):
+    game = Subtraction.from_params(n=5)
+    first = solve(game, out=tmp_path)
+    again = solve(game, out=tmp_path)
+    assert "write_seconds" not in again.meta  # loaded, not solved
+    assert again.meta["created"] == first.meta["created"]
+    forced = solve(game, out=tmp_path, force=True)
+    assert "write_seconds" in forced.meta
+
+
+def test_foreign_or_stale_table_is_refused(tmp_path):
+    game = Subtraction.from_params(n=5)
+    sol = solve(game, out=tmp_path)
+    other = Subtraction.from_params(n=6)
+    # copy n=5's table where n=6's belongs: refused with a clear message
+    target = tmp_path / "subtraction" / other.variant.variant_id()
+    target.mkdir(parents=True)
+    (target / "positions.parquet").write_bytes(sol.path.read_bytes())
+    with pytest.raises(TableError, match="not the requested variant"):
+        load(other, out=tmp_path)
+
+    class Newer(Subtraction):
+        rules_version = "99"
+
+    with pytest.raises(TableError, match="rules version"):
+        load(Newer.from_params(n=5), out=tmp_path)
+    # solve() re-solves a stale table of the same variant instead of refusing it
+    fresh = solve(Newer.from_params(n=5), out=tmp_path)
+    assert fresh.meta["rules_version"] == "99"
+
+
+def test_corrupt_table_is_a_clear_error(tmp_path):
+    game = Subtraction.from_params(n=4)
+    sol = solve(game, out=tmp_path)
+    sol.path.write_bytes(b"not parquet at all")
+    with pytest.raises(TableError, match="not a readable Parquet"):
+        load(game, out=tmp_path)
+
+
+def test_failed_write_leaves_no_half_table(tmp_path, monkeypatch):
+    import solver.tables as tables
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tables.pq, "write_table", boom)
+    with pytest.raises(OSError):
+        solve(Subtraction.from_params(n=4), out=tmp_path)
+    assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("*.tmp"))
