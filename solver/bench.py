@@ -1,0 +1,128 @@
+"""Benchmark: positions per second and peak bytes per position for enumerate + solve + write.
+
+Each case runs in a fresh subprocess (so peak memory is the case's own), ``--repeat`` times;
+the table shows medians. Run ``make bench`` or ``python -m solver.bench --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+#: (game, preset) cases run by default: the issue's 3x3 Override presets and the small presets
+#: of the other games that are registered
+DEFAULT_CASES = [
+    ("override", "3x3"),
+    ("greener", "3x3"),
+    ("greener", "3x3-3"),
+    ("greener", "3x4"),
+    ("blam", "3x3"),
+    ("carrots", "3x3"),
+]
+
+
+def _rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_case(game_name: str, preset: str, out: str) -> dict:
+    """Enumerate, solve and write one preset in this process; timings and memory as a dict."""
+    from solver.api import _edges_frame, _meta, _positions_frame, solve_graph
+    from solver.engines.enumerate import enumerate_positions
+    from solver.games import game_class
+    from solver.tables import EDGES, POSITIONS, variant_dir, write_parquet
+
+    cls = game_class(game_name)
+    game = cls.from_params(cls.presets[preset])
+    base_rss = _rss_bytes()
+    t0 = time.perf_counter()
+    graph = enumerate_positions(game)
+    t1 = time.perf_counter()
+    columns, extra, setups = solve_graph(game, graph)
+    t2 = time.perf_counter()
+    positions = _positions_frame(graph, columns)
+    meta = _meta(game, graph, positions, symmetry=True, elapsed=t2 - t0,
+                 timings={"enumerate": t1 - t0, "solve": t2 - t1}, extra=extra)
+    folder = variant_dir(game.name, game.variant.variant_id(), root=out)
+    write_parquet(positions, folder / POSITIONS, meta)
+    write_parquet(_edges_frame(graph), folder / EDGES, meta)
+    t3 = time.perf_counter()
+    size = sum(os.path.getsize(folder / f) for f in (POSITIONS, EDGES))
+    return {
+        "case": f"{game_name} {preset}",
+        "positions": graph.n,
+        "edges": graph.num_edges,
+        "enumerate_s": t1 - t0,
+        "solve_s": t2 - t1,
+        "write_s": t3 - t2,
+        "total_s": t3 - t0,
+        "peak_bytes": _rss_bytes(),
+        "base_bytes": base_rss,
+        "file_bytes": size,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m solver.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--case", action="append", default=[], metavar="GAME:PRESET",
+                        help="a case to run (repeatable; default: the small presets of every game)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per case; medians are shown")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.child:
+        game_name, preset = args.child.split(":")
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(run_case(game_name, preset, tmp)))
+        return 0
+
+    from solver.games import game_class
+
+    cases = [tuple(c.split(":", 1)) for c in args.case] or DEFAULT_CASES
+    rows = []
+    for game_name, preset in cases:
+        try:
+            cls = game_class(game_name)
+        except ImportError:
+            continue
+        if preset not in cls.presets:
+            print(f"skip {game_name}:{preset} (no such preset)", file=sys.stderr)
+            continue
+        runs = []
+        for _ in range(args.repeat):
+            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", f"{game_name}:{preset}"],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{game_name}:{preset} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+                break
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        if not runs:
+            continue
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "case"}
+        med["case"] = runs[0]["case"]
+        rows.append(med)
+        _print_row(med, header=len(rows) == 1)
+    return 0
+
+
+def _print_row(r: dict, header: bool) -> None:
+    if header:
+        print(f"{'case':<18}{'positions':>12}{'moves':>12}{'enum s':>9}{'solve s':>9}{'write s':>9}"
+              f"{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}{'file B/pos':>11}")
+    n = max(r["positions"], 1)
+    print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>12,}{r['enumerate_s']:>9.2f}"
+          f"{r['solve_s']:>9.2f}{r['write_s']:>9.2f}{r['total_s']:>9.2f}{r['positions'] / r['total_s']:>10,.0f}"
+          f"{r['peak_bytes'] / 2**20:>9.0f}{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}"
+          f"{r['file_bytes'] / n:>11.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
