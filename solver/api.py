@@ -22,10 +22,10 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.game import Game, NodeKind
+from solver.core.game import Game, NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
 from solver.engines.enumerate import Graph, enumerate_positions
-from solver.errors import IllegalMoveError, TableError
+from solver.errors import IllegalMoveError, TableError, TooBigError
 from solver.games import make_game
 from solver.tables import (
     EDGES,
@@ -119,9 +119,23 @@ class Solution:
         return i
 
     # --- lookups ------------------------------------------------------------------------
-    def value_at(self, i: int) -> PositionValue:
+    @property
+    def paranoid(self) -> bool:
+        return self.meta.get("solution") == "paranoid"
+
+    def value_at(self, i: int, seat: int | None = None) -> PositionValue:
+        """Row ``i``'s value from its side to move (3-4 players: from ``seat``, default the
+        seat to move, answering that seat's paranoid question)."""
         kind = NodeKind(int(self.column("kind")[i])).name.lower()
         to_move = int(self.column("player")[i])
+        if self.paranoid:
+            s = to_move if seat is None else seat
+            code = int(self.column(f"seat{s + 1}_value")[i])
+            rem = int(self.column(f"seat{s + 1}_remoteness")[i])
+            mcol = f"seat{s + 1}_margin"
+            margin = int(self.column(mcol)[i]) if mcol in self.positions.columns else None
+            return PositionValue(value=VALUE_NAMES[code], remoteness=None if rem == NO_REMOTENESS else rem,
+                                 margin=margin, to_move=s, kind=kind)
         margin = int(self.column("margin")[i]) if "margin" in self.positions.columns else None
         if self.stochastic:
             return PositionValue(
@@ -174,6 +188,9 @@ class Solution:
         return out
 
     def _move_value(self, name: str, child: Any, mover: int, prob: float | None) -> MoveValue:
+        if self.paranoid:  # the mover's own seat question, after the move
+            pv = self.value_at(self.row(child), seat=mover)
+            return MoveValue(name, pv.value, pv.remoteness, pv.margin, None, prob)
         pv = self.lookup(child)
         same = pv.to_move == mover
         margin = None if pv.margin is None else (pv.margin if same else -pv.margin)
@@ -296,6 +313,10 @@ def solve_graph(
 
     chance = graph.kind == NodeKind.CHANCE
     simultaneous = graph.kind == NodeKind.SIMULTANEOUS
+    if game.num_players > 2:
+        if chance.any() or simultaneous.any():
+            raise TooBigError("3-4 player games with chance or hidden choices are not supported yet")
+        return _solve_paranoid(game, graph)
     if not chance.any() and not simultaneous.any():
         solved = retrograde(graph, scored=game.scored)
         cols = {"value": solved.value.astype(np.uint8), "remoteness": solved.remoteness}
@@ -312,6 +333,55 @@ def solve_graph(
     cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     return cols, {"solver": "value_iteration", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol}, None
+
+
+def _solve_paranoid(game: Game, graph: Graph):
+    """3-4 players: for each seat, the two-sided question "can this seat force the strictly
+    highest score against all other seats together?" (the paranoid reduction), by retrograde.
+
+    Columns ``seat<i>_value``/``seat<i>_remoteness``/``seat<i>_margin`` (seats numbered from 1)
+    are from **seat i's** point of view wherever it is: win = seat i can force the strictly
+    highest score, lose = the others can stop it, draw = endless play; the margin is seat i's
+    score minus the best other score under margin-optimal play of both sides.
+    """
+    from solver.engines.retrograde import retrograde
+
+    terminal_rows = np.flatnonzero(graph.kind == NodeKind.TERMINAL)
+    outcomes = [game.outcome(game.decode(int(k))) for k in graph.keys[terminal_rows].tolist()]
+    cols: dict[str, np.ndarray] = {}
+    starts: dict[str, Any] = {}
+    for seat in range(game.num_players):
+        side = np.where(graph.to_move == seat, 0, 1).astype(np.int8)
+        result = np.zeros(graph.n, dtype=np.int8)
+        margin = np.zeros(graph.n, dtype=np.int32)
+        for row, out in zip(terminal_rows.tolist(), outcomes):
+            won = out.results[seat] == Result.WIN
+            seat_margin = out.margin(seat) if out.scores is not None else 0
+            if side[row] == 0:
+                result[row], margin[row] = (1 if won else -1), seat_margin
+            else:
+                result[row], margin[row] = (-1 if won else 1), -seat_margin
+        view = Graph(keys=graph.keys, kind=graph.kind, to_move=side, ply=graph.ply,
+                     offsets=graph.offsets, child=graph.child, probs=None, result=result,
+                     margin=margin, root=graph.root, symmetry=graph.symmetry)
+        solved = retrograde(view, scored=game.scored)
+        mine = side == 0
+        value = np.where(mine, solved.value, FLIP[solved.value]).astype(np.uint8)
+        cols[f"seat{seat + 1}_value"] = value
+        cols[f"seat{seat + 1}_remoteness"] = solved.remoteness
+        if solved.margin is not None:
+            cols[f"seat{seat + 1}_margin"] = np.where(mine, solved.margin, -solved.margin).astype(np.int16)
+        r = graph.root
+        rem = int(solved.remoteness[r])
+        starts[str(seat + 1)] = {
+            "value": VALUE_NAMES[int(value[r])],
+            "remoteness": None if rem == NO_REMOTENESS else rem,
+            "margin": int(cols[f"seat{seat + 1}_margin"][r]) if solved.margin is not None else None,
+        }
+    extra = {"solver": "retrograde (paranoid, per seat)", "solution": "paranoid",
+             "question": "can this seat force the strictly highest score against all other seats together?",
+             "seats": starts}
+    return cols, extra, None
 
 
 def _chance_only_at_start(graph: Graph) -> bool:
@@ -409,12 +479,12 @@ def _positions_frame(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
         "num_moves": pl.Series(np.minimum(num_moves, 65535).astype(np.uint16), dtype=pl.UInt16),
     }
     for name, arr in cols.items():
-        if name == "remoteness":
+        if name == "remoteness" or name.endswith("_remoteness"):
             s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)
             data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s
-        elif name == "value" and arr.dtype != np.float64:
+        elif (name == "value" or name.endswith("_value")) and arr.dtype != np.float64:
             data[name] = pl.Series(arr.astype(np.uint8), dtype=pl.UInt8)
-        elif name == "margin":
+        elif name == "margin" or name.endswith("_margin"):
             data[name] = pl.Series(arr.astype(np.int16), dtype=pl.Int16)
         else:
             data[name] = pl.Series(arr.astype(np.float64), dtype=pl.Float64)

@@ -200,6 +200,9 @@ def summarize(sol, wall: float) -> dict[str, Any]:
     }
     if "by_value" in counts:
         out["by_value"] = counts["by_value"]
+    if "seats" in meta:
+        out["question"] = meta["question"]
+        out["seats"] = meta["seats"]
     for k in ("sweeps", "residual", "expected_result", "expected_margin"):
         if k in meta:
             out[k] = meta[k]
@@ -230,7 +233,14 @@ def format_summary(s: dict[str, Any]) -> str:
         lines.append("  side to move   " + "  ".join(f"{k} {bv[k]:,}" for k in ("win", "lose", "tie", "draw")))
     st = s["start"]
     who = f"player {st['to_move']}"
-    if st["value"] is not None:
+    if "seats" in s:
+        lines.append(f"  per seat: {s['question']}")
+        for seat, v in s["seats"].items():
+            answer = {"win": "yes", "lose": "no", "draw": "no (endless play)", "tie": "no"}[v["value"]]
+            rem = "" if v["remoteness"] is None else f" in {v['remoteness']} plies"
+            margin = "" if v["margin"] is None else f", margin {v['margin']:+d}"
+            lines.append(f"    seat {seat}: {answer} ({v['value']}{rem}{margin})")
+    elif st["value"] is not None:
         rem = "" if st["remoteness"] is None else f" in {st['remoteness']} plies"
         lines.append(f"  start          {st['value']} for {who} (to move){rem}")
         if st["margin"] is not None:

@@ -1,0 +1,65 @@
+"""Regenerate every shipped report in ``reports/`` from the presets (``make reports``).
+
+Solves what is missing (tables under ``tables/``), then writes one balance report per shipped
+preset and the shipped rules-tuning sweeps. Everything in the reports comes from the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+#: (game, preset) pairs with a shipped balance report
+SHIPPED_REPORTS: list[tuple[str, str]] = [
+    ("override", "3x3"),
+    ("greener", "3x3"),
+    ("greener", "3x3-3"),
+    ("greener", "3x4"),
+    ("blam", "3x3"),
+    ("carrots", "3x3"),
+    ("carrots", "4x4"),
+]
+
+#: shipped tuning sweeps: (game, fixed parameters, varied parameters)
+SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
+    ("override", {"size": "3", "line": "3", "per_size": "1"},
+     {"centre_rule": ["on", "off"], "no_undo": ["on", "off"]}),
+    ("greener", {"rows": "3", "cols": "3", "setup": "all"}, {"black": ["2", "3"], "white": ["2", "3"]}),
+    ("blam", {"rows": "3", "cols": "3", "per_size": "1"}, {"chain": ["on", "off"], "push_smaller_only": ["off", "on"]}),
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from analysis.report import write_report
+    from analysis.tuning import format_table, run_sweep
+    from solver.api import solve
+    from solver.games import game_class
+
+    parser = argparse.ArgumentParser(prog="python -m analysis.shipped", description=__doc__)
+    parser.add_argument("--reports", type=Path, default=Path("reports"))
+    parser.add_argument("--out", type=Path, default=None, help="tables root (default tables/)")
+    parser.add_argument("--only", help="only this game")
+    args = parser.parse_args(argv)
+
+    for game_name, preset in SHIPPED_REPORTS:
+        if args.only and game_name != args.only:
+            continue
+        cls = game_class(game_name)
+        game = cls.from_params(cls.presets[preset])
+        t0 = time.perf_counter()
+        sol = solve(game, out=args.out, progress=sys.stderr.isatty())
+        path = write_report(sol, args.reports / game.name / game.variant.variant_id())
+        print(f"{game.variant.label()}: {path} ({time.perf_counter() - t0:.1f} s)", flush=True)
+    for game_name, fixed, vary in SHIPPED_SWEEPS:
+        if args.only and game_name != args.only:
+            continue
+        path, table = run_sweep(game_name, fixed, vary, out=args.out, reports_root=args.reports)
+        print(format_table(table))
+        print(f"sweep report: {path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
