@@ -55,14 +55,14 @@ from __future__ import annotations
 
 from functools import cached_property
 from math import comb, prod
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
-from solver.errors import IllegalMoveError, VariantError
+from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 #: the pass action (a player whose stash is empty)
 PASS = -1
@@ -440,6 +440,11 @@ class Blam(Game[BlamState]):
 
     def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
         """Vectorised children of many keys; equal to ``Game.expand`` (proved in the tests)."""
+        if self.key_space > 2**64:
+            raise TooBigError(
+                f"{self.variant.label()} needs {self.key_bits}-bit keys, tables take 64: "
+                "pick a smaller board or per_size (e.g. --set rows=4 --set cols=4 --set per_size=1)"
+            )
         fast = self._fast
         if fast is None:
             return super().expand(keys, canonical=canonical)
@@ -480,7 +485,7 @@ class _BlamBatch:
         P, k, n = game.num_players, game.per_size, game.n
         self.P, self.k, self.n = P, k, n
         self.C = 3 * P
-        self.block = max(1, 200_000 // (3 * n + 1))
+        self.block = max(1, 100_000 // (3 * n + 1))  # about 100k child rows per block
         self.radices = [np.uint64(r) for r in game._radices]
         R = game._class_offsets[-1]
         # class digit -> (squares mask, stash count); and digit images under every symmetry
@@ -494,7 +499,8 @@ class _BlamBatch:
             for g, perm in enumerate(game._perms):
                 self.sym_digit[g, d] = game._class_digit(sorted(perm[c] for c in cells), t)
         self.offsets_m = np.array(game._class_offsets[:-1], dtype=np.int64)
-        self.comb = np.array([[comb(c, i) for i in range(n + 2)] for c in range(n)], dtype=np.int64)
+        # comb[c, i] = C(c, i) for the colex rank; i never exceeds min(per_size, n)
+        self.comb = np.array([[comb(c, i) for i in range(min(k, n) + 1)] for c in range(n)], dtype=np.int64)
         # rays: per square 8 directions, padded with the sentinel column n
         L = max(2, max(game.rows, game.cols))
         self.L = L
@@ -515,7 +521,7 @@ class _BlamBatch:
 
     # keys <-> arrays ----------------------------------------------------------------
     def decode(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``board int64[N, n]``, ``stash int64[N, P, 3]``, ``treasure int64[N, P, 3]``, ``mover``."""
+        """``board int8[N, n]``, ``stash int64[N, P, 3]``, ``treasure int64[N, P, 3]``, ``mover``."""
         P, k, n = self.P, self.k, self.n
         N = len(keys)
         rest = keys.copy()
@@ -525,10 +531,10 @@ class _BlamBatch:
             rest //= r
         mover = digits[0]
         head = self.g._head
-        board = np.zeros((N, n), dtype=np.int64)
+        board = np.zeros((N, n), dtype=np.int8)
         stash = np.zeros((N, P, 3), dtype=np.int64)
         for j, d in enumerate(digits[head:]):
-            board += self.cell_mask[d] * (j + 1)
+            board[self.cell_mask[d]] = j + 1  # the classes' squares are disjoint
             stash[:, j // 3, j % 3] = self.in_stash[d]
         on_board = np.stack([(board == j + 1).sum(axis=1) for j in range(self.C)], axis=1).reshape(N, P, 3)
         gone = k - on_board - stash
