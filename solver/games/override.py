@@ -8,7 +8,8 @@ strictly smaller. With ``no_undo`` the pyramid the opponent just moved from ``a`
 go straight back from ``b`` to ``a``. After every action, a player whose colour tops every square
 of a line of ``line`` consecutive squares (row, column or diagonal) has a line: the player who just
 acted wins if they have one, otherwise the opponent wins if they have one. A player with no legal
-action passes. Player 0 owns colour A and moves first; player 1 owns colour B.
+action passes. Player index 0 (shown to people as player 1) owns colour A and moves first;
+index 1 (player 2) owns colour B.
 
 Representation
 --------------
@@ -218,6 +219,14 @@ class Override(Game[OverrideState]):
                     weights[p][x] = (c + 1) * 3**s * 27**x
         #: ``weights[p][x]``: the part of the board code of piece ``p`` standing on cell ``x``
         self.weights: list[list[int]] = weights
+        # per symmetry: the weights of the image cells, and the last-move digit of the image
+        self._sym_weights = [
+            (
+                [[weights[p][perm[x]] for x in range(n_cells)] for p in range(NUM_PIECES)],
+                [0] + [self.edge_index[(perm[a], perm[b])] + 1 for a, b in self.edges],
+            )
+            for perm in self.perms
+        ]
         board_bound = (n_cells + 1) ** NUM_PIECES if self.scheme == "pieces" else 27**n_cells
         #: every key is below this bound
         self.key_bound: int = board_bound * self._stride
@@ -361,14 +370,32 @@ class Override(Game[OverrideState]):
     def symmetries(self, state: OverrideState) -> list[OverrideState]:
         """The 8 images under the square's symmetries (identity first); the last move is mapped
         too. The centre rule is symmetric, so every image is a position of the same variant."""
-        out = []
-        for perm in self.perms:
-            stacks: list[Stack] = [()] * self.cells
-            for x, st in enumerate(state.stacks):
-                stacks[perm[x]] = st
-            last = None if state.last is None else (perm[state.last[0]], perm[state.last[1]])
-            out.append(OverrideState(tuple(stacks), state.player, last))
-        return out
+        return [self.image(state, g) for g in range(len(self.perms))]
+
+    def image(self, state: OverrideState, g: int) -> OverrideState:
+        """The image of ``state`` under symmetry ``g`` (cell ``x`` goes to ``perms[g][x]``)."""
+        perm = self.perms[g]
+        stacks: list[Stack] = [()] * self.cells
+        for x, st in enumerate(state.stacks):
+            stacks[perm[x]] = st
+        last = None if state.last is None else (perm[state.last[0]], perm[state.last[1]])
+        return OverrideState(tuple(stacks), state.player, last)
+
+    def canonical(self, state: OverrideState) -> OverrideState:
+        """The image with the smallest key, as in :meth:`Game.canonical`, but computing the 8
+        image keys from the pyramids' weights first and building only the winning image."""
+        placed = [(p, x) for x, st in enumerate(state.stacks) for p in st]
+        turn = state.player * self._last_base
+        last = 0 if state.last is None else self.edge_index[state.last] + 1
+        best_key, best = -1, 0
+        for g, (w, last_map) in enumerate(self._sym_weights):
+            board = 0
+            for p, x in placed:
+                board += w[p][x]
+            key = board * self._stride + turn + last_map[last]
+            if best_key < 0 or key < best_key:
+                best_key, best = key, g
+        return state if best == 0 else self.image(state, best)
 
     # --- people -----------------------------------------------------------------------
     def cell_name(self, cell: int) -> str:
@@ -467,20 +494,28 @@ class Override(Game[OverrideState]):
         last = "-" if state.last is None else f"{self.cell_name(state.last[0])}-{self.cell_name(state.last[1])}"
         w = self.winner(state)
         if w is None:
-            status = f"{COLOURS[state.player]} (player {state.player}) to move"
+            status = f"{COLOURS[state.player]} (player {state.player + 1}) to move"
         else:
-            status = f"game over: {COLOURS[w]} (player {w}) wins"
+            status = f"game over: {COLOURS[w]} (player {w + 1}) wins"
         rows.append(f"supply {supply}; last move {last}; {status}")
         return "\n".join(rows)
 
     # --- the batch path ---------------------------------------------------------------
     def _tables(self) -> dict[str, np.ndarray]:
-        """Lookup tables of the batch path, built once."""
+        """Lookup tables of the batch path, built once.
+
+        Child keys are ``A[g][parent] + T[g][slot]``: ``A`` holds the parent's board code under
+        symmetry ``g`` times the stride plus the child's turn digit, ``T`` the change of the board
+        code (times the stride) plus the last-move digit of one kind of action, both under ``g``.
+        Action slots: place piece ``p`` on cell ``x`` -> ``p * cells + x``; move piece ``p`` along
+        step ``e`` -> ``6 * cells + p * E + e``; pass -> ``6 * (cells + E)``. uint64 arithmetic
+        wraps, which is harmless since every true key is below ``2**64``.
+        """
         cached = getattr(self, "_np_tables", None)
         if cached is not None:
             return cached
-        n_cells = self.cells
-        u64 = np.uint64
+        n_cells, n_edges = self.cells, self.num_edges
+        n_sym = len(self.perms)
         t: dict[str, np.ndarray] = {}
         # per square code q = sum(colour_s * 3**s): top size (-1 empty) and top colour (0/1/2)
         digits = np.array([[(q // 3**s) % 3 for s in range(NUM_SIZES)] for q in range(27)], dtype=np.int8)
@@ -491,31 +526,31 @@ class Override(Game[OverrideState]):
                 if digits[q, s]:
                     top_size[q], top_col[q] = s, digits[q, s]
         t["digits"], t["top_size"], t["top_col"] = digits, top_size, top_col
-        # weights with an extra zero column (cell index n_cells = "nowhere")
-        w = np.zeros((NUM_PIECES, n_cells + 1), dtype=u64)
-        w[:, :n_cells] = np.array(self.weights, dtype=object).astype(u64)
-        perms_ext = np.zeros((len(self.perms), n_cells + 1), dtype=np.int64)
+        stride, last_base = self._stride, self._last_base
+        mask = 2**64 - 1
+        # square weights under g: sq_w[g, x, q] = board code of square code q standing on g(x)
+        sq_w = np.zeros((n_sym, n_cells, 27), dtype=np.uint64)
+        # slot table under g (Python ints reduced mod 2**64, then uint64)
+        slots = np.zeros((n_sym, NUM_PIECES * (n_cells + n_edges) + 1), dtype=np.uint64)
         for g, perm in enumerate(self.perms):
-            perms_ext[g, :n_cells] = perm
-            perms_ext[g, n_cells] = n_cells
-        # w_sym[g, p, x] = weight of piece p on the image of x under g
-        t["w_sym"] = np.stack([w[:, perms_ext[g]] for g in range(len(self.perms))])
-        t["w_flat"] = t["w_sym"].reshape(len(self.perms), -1)
-        # square weights: sq_w[g, x, q] = weight of square code q standing on the image of x
-        sq_w = np.zeros((len(self.perms), n_cells, 27), dtype=u64)
-        for g in range(len(self.perms)):
-            for q in range(27):
-                for s in range(NUM_SIZES):
-                    c = int(digits[q, s])
-                    if c:
-                        sq_w[g, :, q] += t["w_sym"][g, piece(c - 1, s), :n_cells]
-        t["sq_w"] = sq_w
-        # last-move index (0 = none) under each symmetry
-        last_sym = np.zeros((len(self.perms), self._last_base), dtype=u64)
-        for g, perm in enumerate(self.perms):
-            for e, (a, b) in enumerate(self.edges):
-                last_sym[g, e + 1] = self.edge_index[(perm[a], perm[b])] + 1
-        t["last_sym"] = last_sym
+            for x in range(n_cells):
+                for q in range(27):
+                    code = 0
+                    for s in range(NUM_SIZES):
+                        if digits[q, s]:
+                            code += self.weights[piece(int(digits[q, s]) - 1, s)][perm[x]]
+                    sq_w[g, x, q] = code
+            row = [0] * slots.shape[1]
+            for p in range(NUM_PIECES):
+                w = self.weights[p]
+                for x in range(n_cells):
+                    row[p * n_cells + x] = (w[perm[x]] * stride) & mask
+                for e, (a, b) in enumerate(self.edges):
+                    last = self.edge_index[(perm[a], perm[b])] + 1
+                    delta = w[perm[b]] - w[perm[a]]
+                    row[NUM_PIECES * n_cells + p * n_edges + e] = (delta * stride + last) & mask
+            slots[g] = np.array(row, dtype=np.uint64)
+        t["sq_w"], t["slots"] = sq_w, slots
         t["eu"] = np.array([a for a, _ in self.edges], dtype=np.int64)
         t["ev"] = np.array([b for _, b in self.edges], dtype=np.int64)
         t["rev1"] = np.array([self.edge_index[(b, a)] + 1 for a, b in self.edges], dtype=np.int64)
@@ -524,8 +559,9 @@ class Override(Game[OverrideState]):
         if self.centre is not None:
             placeable[self.centre] = False
         t["placeable"] = placeable
-        t["pow_pieces"] = np.array([(n_cells + 1) ** p for p in range(NUM_PIECES)], dtype=u64)
-        t["pow_squares"] = np.array([27**x for x in range(n_cells)], dtype=u64) if self.fits_64 else np.zeros(0)
+        t["pow_pieces"] = np.array([(n_cells + 1) ** p for p in range(NUM_PIECES)], dtype=np.uint64)
+        if self.scheme == "squares":
+            t["pow_squares"] = np.array([27**x for x in range(n_cells)], dtype=np.uint64)
         self._np_tables = t
         return t
 
@@ -547,8 +583,8 @@ class Override(Game[OverrideState]):
         """Vectorised :meth:`Game.expand`: exactly the same arrays (tested), much faster.
 
         Decodes the keys into square codes, finds the legal places and moves of every position
-        at once with masks, and builds child keys from weight differences (under every symmetry
-        when ``canonical``, keeping the smallest).
+        at once with masks, and builds child keys from precomputed per-slot key changes (under
+        every symmetry when ``canonical``, keeping the smallest), without building child boards.
         """
         if not self.fits_64:
             return super().expand(keys, canonical=canonical)
@@ -559,8 +595,7 @@ class Override(Game[OverrideState]):
         last = (keys % u64(self._last_base)).astype(np.int64)
         rest = keys // u64(self._last_base)
         player = (rest % u64(2)).astype(np.int8)
-        board = rest // u64(2)
-        sq = self._decode_squares(board)
+        sq = self._decode_squares(rest // u64(2))
         ts = t["top_size"][sq]  # int8 [m, cells]
         tc = t["top_col"][sq]
         # lines and the end of the game
@@ -570,18 +605,18 @@ class Override(Game[OverrideState]):
         terminal = has_a | has_b
         mover_has = np.where(player == 1, has_a, has_b)  # the mover is 1 - player
         result = np.where(terminal, np.where(mover_has, -1, 1), 0).astype(np.int8)
-        kind = np.where(terminal, np.int8(NodeKind.TERMINAL), np.int8(NodeKind.DECISION)).astype(np.int8)
+        kind = np.where(terminal, NodeKind.TERMINAL, NodeKind.DECISION).astype(np.int8)
         live = ~terminal
-        # places
-        counts = np.empty((m, NUM_PIECES), dtype=np.int64)
+        # places: a piece left in the supply onto an empty, placeable square
         digits = t["digits"][sq]  # [m, cells, 3]
+        counts = np.empty((m, NUM_PIECES), dtype=np.int64)
         for p in range(NUM_PIECES):
             counts[:, p] = (digits[:, :, piece_size(p)] == piece_colour(p) + 1).sum(axis=1)
         open_cells = (ts < 0) & t["placeable"][None, :]
         place_ok = (
             live[:, None, None] & (counts < self.per_size)[:, :, None] & open_cells[:, None, :]
         ).reshape(m, NUM_PIECES * n_cells)
-        # moves
+        # moves: a top onto an empty square or a strictly smaller top, not undoing the last move
         ts_u = ts[:, t["eu"]]
         move_ok = live[:, None] & (ts_u >= 0) & (ts[:, t["ev"]] < ts_u)
         if self.no_undo:
@@ -590,50 +625,31 @@ class Override(Game[OverrideState]):
         valid = np.concatenate([place_ok, move_ok, pass_ok[:, None]], axis=1)
         offsets = np.zeros(m + 1, dtype=np.int64)
         np.cumsum(valid.sum(axis=1), out=offsets[1:])
-        parent, slot = np.nonzero(valid)
-        # per child: the piece that changes, the cell it lands on (plus) and leaves (minus)
+        parent, col = np.nonzero(valid)  # row-major: parents in order, actions in slot order
+        # slot of each child in the tables: moves are keyed by the moved piece and the step
         n_place = NUM_PIECES * n_cells
-        is_place = slot < n_place
-        is_move = (slot >= n_place) & (slot < n_place + n_edges)
-        k = len(slot)
-        pc = np.zeros(k, dtype=np.int64)
-        plus = np.full(k, n_cells, dtype=np.int64)
-        minus = np.full(k, n_cells, dtype=np.int64)
-        child_last = np.zeros(k, dtype=np.int64)
-        pc[is_place] = slot[is_place] // n_cells
-        plus[is_place] = slot[is_place] % n_cells
-        e = slot[is_move] - n_place
-        src, dst = t["eu"][e], t["ev"][e]
+        slot = col.astype(np.int64)
+        is_move = (col >= n_place) & (col < n_place + n_edges)
+        e = col[is_move] - n_place
         mp = parent[is_move]
-        pc[is_move] = (tc[mp, src].astype(np.int64) - 1) * NUM_SIZES + ts[mp, src]
-        plus[is_move], minus[is_move] = dst, src
-        child_last[is_move] = e + 1
+        src = t["eu"][e]
+        moved = (tc[mp, src].astype(np.int64) - 1) * NUM_SIZES + ts[mp, src]
+        slot[is_move] = n_place + moved * n_edges + e
+        slot[col == n_place + n_edges] = NUM_PIECES * (n_cells + n_edges)
+        turn = (1 - player).astype(u64) * u64(self._last_base)
         stride = u64(self._stride)
-        turn_part = (1 - player[parent]).astype(u64) * u64(self._last_base)
-        at_plus = pc * (n_cells + 1) + plus
-        at_minus = pc * (n_cells + 1) + minus
-        if not canonical:
-            w = t["w_flat"][0]
-            code = board[parent] + w[at_plus] - w[at_minus]
-            children = code * stride + turn_part + child_last.astype(u64)
-        else:
-            children = np.full(k, np.iinfo(u64).max, dtype=u64)
-            has_kids = offsets[1:] > offsets[:-1]
-            sq_live = sq[has_kids]
-            rows_live = np.cumsum(has_kids) - 1  # parent row -> row among parents with children
-            cells_idx = np.arange(n_cells)[None, :]
-            for g in range(len(self.perms)):
-                parent_code = np.zeros(len(sq_live), dtype=u64)
-                parent_code[:] = t["sq_w"][g][cells_idx, sq_live].sum(axis=1, dtype=u64)
-                w = t["w_flat"][g]
-                code = parent_code[rows_live[parent]] + w[at_plus] - w[at_minus]
-                img = code * stride + turn_part + t["last_sym"][g][child_last]
-                np.minimum(children, img, out=children)
+        n_sym = len(self.perms) if canonical else 1
+        cells_idx = np.arange(n_cells)[None, :]
+        children = np.empty(0, dtype=u64)
+        for g in range(n_sym):
+            parent_part = t["sq_w"][g][cells_idx, sq].sum(axis=1, dtype=u64) * stride + turn
+            img = parent_part[parent] + t["slots"][g][slot]
+            children = img if g == 0 else np.minimum(children, img, out=children)
         return Expansion(
             kind=kind,
             to_move=player.astype(np.int8),
             offsets=offsets,
-            children=children.astype(u64),
+            children=children.astype(u64, copy=False),
             probs=None,
             result=result,
             margin=np.zeros(m, dtype=np.int32),
