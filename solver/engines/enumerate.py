@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from solver.core.game import Game, NodeKind
+from solver.engines.arrays import isin_sorted, ranges, unique
 
 #: callback(ply, positions_so_far, frontier_size) for progress bars
 Progress = Callable[[int, int, int], None]
@@ -126,12 +127,13 @@ def enumerate_positions(
         level_parts.append(parts)
         kids = [p.children for p in parts if len(p.children)]
         if kids:
-            new = np.unique(np.concatenate(kids))
-            new = new[~_isin_sorted(new, seen)]
+            new = unique(np.concatenate(kids))
+            new = new[~isin_sorted(new, seen)]
         else:
             new = np.empty(0, dtype=np.uint64)
         if len(new):
-            seen = np.union1d(seen, new)
+            # two sorted runs: a stable sort (timsort) merges them in linear time
+            seen = np.sort(np.concatenate([seen, new]), kind="stable")
         frontier = new
         if progress is not None:
             progress(ply, len(seen), len(frontier))
@@ -168,7 +170,7 @@ def enumerate_positions(
     sorted_counts = counts[order]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(sorted_counts, out=offsets[1:])
-    edge_src = _ranges(bfs_offsets[order], sorted_counts)
+    edge_src = ranges(bfs_offsets[order], sorted_counts)
     child_keys = children[edge_src]
     child_rows = np.searchsorted(keys, child_keys).astype(np.int64)
     if probs is not None:
@@ -188,27 +190,3 @@ def enumerate_positions(
         symmetry=symmetry,
         stats={"plies": len(level_keys)},
     )
-
-
-def _isin_sorted(values: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
-    """``values`` found in the sorted array ``sorted_ref`` (faster than ``np.isin``)."""
-    if len(sorted_ref) == 0:
-        return np.zeros(len(values), dtype=bool)
-    idx = np.searchsorted(sorted_ref, values)
-    idx[idx == len(sorted_ref)] = 0
-    return sorted_ref[idx] == values
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + c)`` for every pair, vectorised."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    out = np.ones(total, dtype=np.int64)
-    nz = counts > 0
-    starts_nz, counts_nz, ends_nz = starts[nz], counts[nz], ends[nz]
-    first = np.concatenate([[0], ends_nz[:-1]])
-    out[first] = starts_nz
-    out[first[1:]] -= starts_nz[:-1] + counts_nz[:-1] - 1
-    return np.cumsum(out)

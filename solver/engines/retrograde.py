@@ -29,6 +29,7 @@ import numpy as np
 
 from solver.core.game import NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
+from solver.engines.arrays import ranges, unique
 from solver.engines.enumerate import Graph
 
 #: callback(step_name, level, decided_so_far)
@@ -79,11 +80,9 @@ def _same_player_edges(graph: Graph) -> np.ndarray:
 
 def _parents_of(rows: np.ndarray, roffsets: np.ndarray, redge: np.ndarray) -> np.ndarray:
     """Edge ids of every edge ending in one of ``rows`` (vectorised CSR gather)."""
-    from solver.engines.enumerate import _ranges
-
     starts = roffsets[rows]
     counts = roffsets[rows + 1] - starts
-    return redge[_ranges(starts, counts)]
+    return redge[ranges(starts, counts)]
 
 
 def _win_lose_tie(
@@ -115,13 +114,13 @@ def _win_lose_tie(
         eff = np.where(same[edges], cv, FLIP[cv])  # child's value for the parent's mover
         open_ = value[parents] == _UNDECIDED
         # eff == WIN: the mover reaches a position that is won for them.
-        win_parents = np.unique(parents[open_ & (eff == WIN)])
+        win_parents = unique(parents[open_ & (eff == WIN)])
         lose_edges = parents[open_ & (eff == LOSE)]
         if len(lose_edges):
             counter -= np.bincount(lose_edges, minlength=n)
         value[win_parents] = WIN
         remoteness[win_parents] = level + 1
-        lost = np.unique(lose_edges)
+        lost = unique(lose_edges)
         lost = lost[(counter[lost] == 0) & (value[lost] == _UNDECIDED)]
         value[lost] = LOSE
         remoteness[lost] = level + 1
@@ -137,7 +136,7 @@ def _win_lose_tie(
     level = 0
     while len(frontier):
         edges = _parents_of(frontier, roffsets, redge)
-        parents = np.unique(src_of_edge[edges])
+        parents = unique(src_of_edge[edges])
         parents = parents[value[parents] == _UNDECIDED]
         value[parents] = TIE
         remoteness[parents] = level + 1
@@ -164,7 +163,7 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
     terminal = graph.kind == NodeKind.TERMINAL
     tmargin = graph.margin.astype(np.int64)
     # achievable margins, from either side's point of view
-    candidates = np.unique(np.concatenate([tmargin[terminal], -tmargin[terminal], [0]]))
+    candidates = unique(np.concatenate([tmargin[terminal], -tmargin[terminal], [0]]))
     src_of_edge = graph.parent_of_edge()
     # every final margin (and endless play's 0) is >= the smallest candidate, so it is forced
     best = np.full(n, candidates[0], dtype=np.int64)
@@ -229,20 +228,20 @@ def _can_force_at_least(
                 open_ = ~(win[prole, p] | lose[prole, p])
                 p = p[open_]
                 if good_for_parent:
-                    p = np.unique(p)
+                    p = unique(p)
                     win[prole, p] = True
                     new_win[prole].append(p)
                 else:
                     counter[prole] -= np.bincount(p, minlength=n)
-                    q = np.unique(p)
+                    q = unique(p)
                     q = q[(counter[prole, q] == 0) & ~win[prole, q] & ~lose[prole, q]]
                     lose[prole, q] = True
                     new_lose[prole].append(q)
         for role in (0, 1):
             if new_win[role]:
-                nxt.append((role, np.unique(np.concatenate(new_win[role])), True))
+                nxt.append((role, unique(np.concatenate(new_win[role])), True))
             if new_lose[role]:
-                nxt.append((role, np.unique(np.concatenate(new_lose[role])), False))
+                nxt.append((role, unique(np.concatenate(new_lose[role])), False))
         frontier = nxt
     undecided = ~(win[0] | lose[0])
     # Undecided = endless play is possible for both; endless play gives margin 0.

@@ -1,0 +1,579 @@
+"""Value iteration: expected results of games with chance nodes and cycles.
+
+Works on the integer-keyed :class:`~solver.engines.enumerate.Graph` (the same arrays the
+retrograde engine uses) and knows nothing about any particular game.
+
+Values are **expected results from the side to move**: +1 win, -1 loss, 0 tie or endless play.
+
+* terminal: the result of ``to_move`` (``graph.result``);
+* decision: ``v = max_e s_e * v[child_e]``;
+* chance: ``v = sum_e p_e * s_e * v[child_e]``;
+
+where ``s_e = +1`` when the child's ``to_move`` is the parent's (the same player keeps the turn,
+or a chance node decides for the player who moves next) and ``-1`` otherwise.
+
+How it is solved
+----------------
+1. **Tiers** (optional, e.g. pyramids on the board): edges may only stay in a tier or go to a
+   higher one, so tiers are solved from the highest down and iteration never crosses tiers.
+2. Inside a tier the strongly connected components of the positions are found
+   (:func:`scipy.sparse.csgraph.connected_components`) and ordered by the longest path to the
+   tier's exits. Components without cycles are computed **exactly** in that order (backward
+   induction in topological order; an acyclic graph needs no iteration at all). Cyclic
+   components are solved by **block Gauss-Seidel sweeps** (one block per node kind, so in a game
+   that alternates chance and decision nodes every sweep carries new values a full turn) until the
+   largest change of a sweep is below ``tol``. Iteration starts from 0, so positions where
+   neither side can force anything keep the value 0 of endless play.
+3. **Win probabilities** by policy evaluation after the values converge. Among the moves of
+   (nearly) equal best value, each player takes one that maximises the probability that the game
+   ends at all (equivalently their own win probability, since win minus loss is fixed); among
+   those, one that makes progress (fewest steps to a finished game through such moves), so the
+   fixed strategies never circle when a win is available. The win and loss probabilities of those
+   strategies come from iterating the fixed policy; ``p_win - p_loss`` equals ``value`` up to the
+   tolerances (``stats["max_policy_gap"]``); endless play counts for neither.
+
+Simultaneous nodes are not supported yet: :func:`simultaneous_node_values` is the hook where a
+matrix game per node (:mod:`solver.engines.matrix_game`, linear programming) will plug in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
+
+from solver.core.game import NodeKind
+from solver.engines.enumerate import Graph
+
+#: callback(stage, tier, sweeps_so_far, residual) for progress reports
+Progress = Callable[[str, int, int, float], None]
+
+_DECISION = int(NodeKind.DECISION)
+_CHANCE = int(NodeKind.CHANCE)
+_SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
+_TERMINAL = int(NodeKind.TERMINAL)
+
+
+@dataclass
+class StochasticSolution:
+    """Expected results and win probabilities of every position, from the side to move.
+
+    * ``value``: ``float64[n]`` expected result (+1 win, -1 loss, 0 tie/endless play).
+    * ``p_win`` / ``p_loss``: ``float64[n]`` probability that the side to move wins / loses under
+      the optimal strategies of :attr:`best` (endless play counts for neither).
+    * ``best``: ``int64[n]`` at decision nodes the **global edge index** of the chosen move
+      (``graph.child[best[i]]`` is the child row, ``best[i] - graph.offsets[i]`` the index in the
+      list of legal actions); -1 at other nodes.
+    * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
+    * ``residual``: the largest change in the last sweep of any component (0.0 when acyclic).
+    * ``converged``: whether every component got below the tolerance within ``max_sweeps``.
+    * ``stats``: details (components, per-tier sweeps, policy evaluation sweeps, checks).
+    """
+
+    value: np.ndarray
+    p_win: np.ndarray
+    p_loss: np.ndarray
+    best: np.ndarray
+    sweeps: int
+    residual: float
+    converged: bool = True
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def local_best(self, graph: Graph) -> np.ndarray:
+        """``int64[n]``: ``best`` as an index into each position's list of actions (-1 elsewhere)."""
+        out = np.full(len(self.best), -1, dtype=np.int64)
+        has = self.best >= 0
+        out[has] = self.best[has] - graph.offsets[:-1][has]
+        return out
+
+
+def tiers_from_game(game: Any, graph: Graph) -> np.ndarray | None:
+    """The game's tier of every position (``game.tier_of(keys)``), or ``None`` if it has none."""
+    tier_of = getattr(game, "tier_of", None)
+    if tier_of is None:
+        return None
+    return np.asarray(tier_of(graph.keys), dtype=np.int64)
+
+
+def simultaneous_node_values(*args: Any, **kwargs: Any) -> np.ndarray:
+    """Hook for simultaneous nodes (value of the zero-sum matrix game at each node).
+
+    Not implemented yet: it will solve the matrix game of every simultaneous node of a block by
+    linear programming (:mod:`solver.engines.matrix_game`) and return its value.
+    """
+    raise NotImplementedError(
+        "value iteration does not handle simultaneous nodes yet (matrix games per node)"
+    )
+
+
+def value_iteration(
+    graph: Graph,
+    *,
+    tiers: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_sweeps: int = 100_000,
+    tie_tol: float = 1e-9,
+    progress: Progress | None = None,
+) -> StochasticSolution:
+    """Solve a graph with chance nodes and cycles for expected results and win probabilities.
+
+    Parameters
+    ----------
+    graph : Graph
+        Every position and move (from :func:`~solver.engines.enumerate.enumerate_positions`).
+    tiers : numpy.ndarray, optional
+        ``int[n]`` tier of every position; every edge must stay in its tier or go to a higher
+        one (checked). Solved from the highest tier down. ``None``: one tier.
+        See :func:`tiers_from_game`.
+    tol : float
+        Stop iterating a cyclic component when the largest change of a sweep is below this.
+    max_sweeps : int
+        Give up on a component after this many sweeps (``converged`` is then False).
+    tie_tol : float
+        Moves within this of the best value count as equally good when choosing the strategies
+        for the win probabilities.
+    progress : callable, optional
+        Called as ``progress(stage, tier, sweeps, residual)`` after each tier of each stage.
+
+    Returns
+    -------
+    StochasticSolution
+    """
+    n = graph.n
+    kind = np.asarray(graph.kind, dtype=np.int64)
+    if np.any(kind == _SIMULTANEOUS):
+        simultaneous_node_values(graph)
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    child = np.asarray(graph.child, dtype=np.int64)
+    deg = np.diff(offsets)
+    inner = kind != _TERMINAL
+    if np.any(deg[inner] == 0):
+        bad = int(np.flatnonzero(inner & (deg == 0))[0])
+        raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
+    if np.any(deg[~inner] != 0):
+        raise ValueError("a terminal position has moves")
+    parent = np.repeat(np.arange(n, dtype=np.int64), deg)
+    to_move = np.asarray(graph.to_move)
+    same = to_move[child] == to_move[parent]
+    sign = np.where(same, 1.0, -1.0)
+    chance_edge = kind[parent] == _CHANCE
+    if graph.probs is None:
+        if np.any(chance_edge):
+            raise ValueError("the graph has chance nodes but no probabilities")
+        prob = np.ones(len(child), dtype=np.float64)
+    else:
+        prob = np.where(chance_edge, np.asarray(graph.probs, dtype=np.float64), 1.0)
+    if tiers is None:
+        tiers = np.zeros(n, dtype=np.int64)
+    tiers = np.asarray(tiers, dtype=np.int64)
+    if len(tiers) != n:
+        raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
+    if np.any(tiers[child] < tiers[parent]):
+        raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
+
+    sys = _System(n, kind, offsets, child, deg)
+    schedule = _schedule(sys, tiers)
+
+    terminal = kind == _TERMINAL
+    result = np.asarray(graph.result, dtype=np.float64)
+
+    # 1. values ------------------------------------------------------------------------
+    value = np.where(terminal, result, 0.0)
+    weight = sign * prob
+    sweeps, residual, converged, per_tier = _solve(
+        sys, schedule, value, weight, tol=tol, max_sweeps=max_sweeps,
+        stage="value", progress=progress,
+    )
+
+    # 2. strategies: value-optimal moves, most likely to end the game, making progress ----
+    decision_edge = kind[parent] == _DECISION
+    q = sign * value[child]
+    vopt = ~decision_edge | (q >= _edge_max(q, offsets, deg)[parent] - tie_tol)
+    ends = np.where(terminal, 1.0, 0.0)
+    end_weight = np.where(vopt, prob, 0.0)
+    end_sweeps, end_res, end_conv, _ = _solve(
+        sys, schedule, ends, end_weight, tol=tol, max_sweeps=max_sweeps,
+        stage="ending", progress=progress, active=vopt,
+    )
+    t = np.where(vopt, ends[child], -np.inf)
+    topt = vopt & (~decision_edge | (t >= _edge_max(t, offsets, deg)[parent] - tie_tol))
+    best = _progress_policy(sys, kind, parent, topt, vopt, ends, tie_tol)
+
+    # 3. win/loss probabilities of those strategies (policy evaluation) ----------------------
+    chosen = np.zeros(len(child), dtype=bool)
+    chosen[best[best >= 0]] = True
+    active = chance_edge | chosen
+    p_win = np.where(terminal & (result > 0), 1.0, 0.0)
+    p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+    pol_sweeps, pol_res, pol_conv = _evaluate_policy(
+        sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
+        progress=progress,
+    )
+
+    gap = float(np.max(np.abs(p_win - p_loss - value))) if n else 0.0
+    stats = {
+        "tiers": per_tier,
+        "components": schedule.stats,
+        "ending_sweeps": end_sweeps,
+        "ending_residual": end_res,
+        "policy_sweeps": pol_sweeps,
+        "policy_residual": pol_res,
+        "max_policy_gap": gap,
+        "tol": tol,
+        "tie_tol": tie_tol,
+    }
+    return StochasticSolution(
+        value=value, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps, residual=residual,
+        converged=converged and end_conv and pol_conv, stats=stats,
+    )
+
+
+# --- internals ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _System:
+    n: int
+    kind: np.ndarray
+    offsets: np.ndarray
+    child: np.ndarray
+    deg: np.ndarray
+
+
+@dataclass
+class _Layer:
+    """Positions at one height of a tier's component order.
+
+    ``flat``: positions of acyclic components (computed once, exactly); ``loop``: positions of
+    cyclic components (iterated); ``tier``: for progress reports.
+    """
+
+    tier: int
+    flat: np.ndarray
+    loop: np.ndarray
+
+
+@dataclass
+class _Schedule:
+    layers: list[_Layer]
+    stats: dict[str, int]
+
+
+def _edge_max(x: np.ndarray, offsets: np.ndarray, deg: np.ndarray) -> np.ndarray:
+    """Per position, the largest ``x`` over its edges (-inf without edges)."""
+    out = np.full(len(deg), -np.inf)
+    has = deg > 0
+    if has.any():
+        out[has] = np.maximum.reduceat(x, offsets[:-1][has])
+    return out
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + c)`` for every pair, vectorised."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    shift = np.asarray(starts, dtype=np.int64) - np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return np.repeat(shift, counts) + np.arange(total, dtype=np.int64)
+
+
+def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
+    """Order the positions: tiers from the highest, then components in topological order."""
+    layers: list[_Layer] = []
+    totals = {"components": 0, "cyclic_components": 0, "cyclic_positions": 0, "layers": 0}
+    inner = sys.kind != _TERMINAL
+    local = np.full(sys.n, -1, dtype=np.int64)
+    for tier in np.unique(tiers[inner])[::-1].tolist():
+        nodes = np.flatnonzero(inner & (tiers == tier))
+        m = len(nodes)
+        local[nodes] = np.arange(m)
+        e = _ranges(sys.offsets[nodes], sys.deg[nodes])
+        src = np.repeat(np.arange(m, dtype=np.int64), sys.deg[nodes])
+        dst = local[sys.child[e]]
+        keep = dst >= 0
+        src, dst = src[keep], dst[keep]
+        mat = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
+        ncomp, label = connected_components(mat, directed=True, connection="strong")
+        size = np.bincount(label, minlength=ncomp)
+        cyclic = size > 1
+        loops = src[src == dst]
+        cyclic[label[loops]] = True
+        # component graph and longest-path height (sinks = 0)
+        cu, cv = label[src], label[dst]
+        cross = cu != cv
+        pairs = np.unique(cu[cross] * ncomp + cv[cross])
+        cu, cv = pairs // ncomp, pairs % ncomp
+        outdeg = np.bincount(cu, minlength=ncomp)
+        order = np.argsort(cv, kind="stable")
+        rin = np.zeros(ncomp + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cv, minlength=ncomp), out=rin[1:])
+        preds = cu[order]
+        height = np.full(ncomp, -1, dtype=np.int64)
+        frontier = np.flatnonzero(outdeg == 0)
+        h = 0
+        while len(frontier):
+            height[frontier] = h
+            pe = _ranges(rin[frontier], rin[frontier + 1] - rin[frontier])
+            p = preds[pe]
+            np.subtract.at(outdeg, p, 1)
+            frontier = np.unique(p[outdeg[p] == 0])
+            h += 1
+        node_height = height[label]
+        node_cyclic = cyclic[label]
+        by_height = np.argsort(node_height, kind="stable")
+        bounds = np.searchsorted(node_height[by_height], np.arange(h + 1))
+        for k in range(h):
+            members = by_height[bounds[k] : bounds[k + 1]]
+            cyc = node_cyclic[members]
+            layers.append(_Layer(tier, nodes[members[~cyc]], nodes[members[cyc]]))
+        totals["components"] += int(ncomp)
+        totals["cyclic_components"] += int(cyclic.sum())
+        totals["cyclic_positions"] += int(node_cyclic.sum())
+        totals["layers"] += h
+        local[nodes] = -1
+    return _Schedule(layers, totals)
+
+
+def _edges_of(sys: _System, nodes: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(edge ids, local parent index)`` of the positions ``nodes`` (only ``active`` edges)."""
+    e = _ranges(sys.offsets[nodes], sys.deg[nodes])
+    loc = np.repeat(np.arange(len(nodes), dtype=np.int64), sys.deg[nodes])
+    if active is not None:
+        keep = active[e]
+        e, loc = e[keep], loc[keep]
+    return e, loc
+
+
+def _combine(
+    kinds: np.ndarray, loc: np.ndarray, contrib: np.ndarray, m: int, base_sum: np.ndarray, base_max: np.ndarray
+) -> np.ndarray:
+    """Per position: chance nodes sum their edge contributions, decision nodes take the max.
+
+    ``loc`` must be sorted (edges grouped by position). ``base_sum``/``base_max`` are the parts
+    from edges already final (0 / -inf when none).
+    """
+    total = base_sum + np.bincount(loc, weights=contrib, minlength=m)
+    out = np.where(kinds == _DECISION, base_max, total)
+    if len(loc):
+        starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
+        seg_max = np.maximum.reduceat(contrib, starts)
+        owners = loc[starts]
+        dec = kinds[owners] == _DECISION
+        out[owners[dec]] = np.maximum(base_max[owners[dec]], seg_max[dec])
+    return out
+
+
+def _solve(
+    sys: _System,
+    schedule: _Schedule,
+    value: np.ndarray,
+    weight: np.ndarray,
+    *,
+    tol: float,
+    max_sweeps: int,
+    stage: str,
+    progress: Progress | None,
+    active: np.ndarray | None = None,
+) -> tuple[int, float, bool, dict[int, dict[str, float]]]:
+    """Solve ``v = max/sum_e weight_e * v[child_e]`` in place, layer by layer.
+
+    Decision nodes take the max over their (active) edges, chance nodes the weighted sum.
+    Returns ``(sweeps, largest final residual, converged, per-tier stats)``.
+    """
+    kind = sys.kind
+    sweeps_total = 0
+    residual_max = 0.0
+    converged = True
+    per_tier: dict[int, dict[str, float]] = {}
+    in_loop = np.zeros(sys.n, dtype=bool)
+    current_tier = None
+    for layer in schedule.layers:
+        if current_tier is not None and layer.tier != current_tier and progress is not None:
+            progress(stage, current_tier, sweeps_total, residual_max)
+        current_tier = layer.tier
+        stats = per_tier.setdefault(layer.tier, {"positions": 0, "cyclic": 0, "sweeps": 0, "residual": 0.0})
+        stats["positions"] += len(layer.flat) + len(layer.loop)
+        stats["cyclic"] += len(layer.loop)
+        if len(layer.flat):
+            nodes = layer.flat
+            e, loc = _edges_of(sys, nodes, active)
+            contrib = weight[e] * value[sys.child[e]]
+            m = len(nodes)
+            value[nodes] = _combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
+        if len(layer.loop):
+            sw, res, ok = _iterate_loop(sys, layer.loop, value, weight, active, in_loop, tol, max_sweeps)
+            sweeps_total += sw
+            residual_max = max(residual_max, res)
+            converged &= ok
+            stats["sweeps"] += sw
+            stats["residual"] = max(stats["residual"], res)
+    if current_tier is not None and progress is not None:
+        progress(stage, current_tier, sweeps_total, residual_max)
+    return sweeps_total, residual_max, converged, per_tier
+
+
+def _iterate_loop(
+    sys: _System,
+    nodes: np.ndarray,
+    value: np.ndarray,
+    weight: np.ndarray,
+    active: np.ndarray | None,
+    in_loop: np.ndarray,
+    tol: float,
+    max_sweeps: int,
+) -> tuple[int, float, bool]:
+    """Block Gauss-Seidel on cyclic positions: one block per node kind, until the change < tol."""
+    kind = sys.kind
+    in_loop[nodes] = True
+    blocks = []
+    for k in (_CHANCE, _DECISION):
+        bn = nodes[kind[nodes] == k]
+        if not len(bn):
+            continue
+        e, loc = _edges_of(sys, bn, active)
+        ch = sys.child[e]
+        internal = in_loop[ch]
+        m = len(bn)
+        ext = ~internal
+        contrib_ext = weight[e[ext]] * value[ch[ext]]
+        base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
+        base_max = np.full(m, -np.inf)
+        if ext.any():
+            np.maximum.at(base_max, loc[ext], contrib_ext)
+        blocks.append((bn, kind[bn], loc[internal], ch[internal], weight[e[internal]], base_sum, base_max))
+    sweeps = 0
+    residual = np.inf
+    while sweeps < max_sweeps:
+        residual = 0.0
+        for bn, kinds, loc, ch, w, base_sum, base_max in blocks:
+            new = _combine(kinds, loc, w * value[ch], len(bn), base_sum, base_max)
+            diff = np.abs(new - value[bn])
+            if len(diff):
+                residual = max(residual, float(diff.max()))
+            value[bn] = new
+        sweeps += 1
+        if residual < tol:
+            break
+    in_loop[nodes] = False
+    return sweeps, float(residual), bool(residual < tol)
+
+
+def _progress_policy(
+    sys: _System,
+    kind: np.ndarray,
+    parent: np.ndarray,
+    topt: np.ndarray,
+    vopt: np.ndarray,
+    ends: np.ndarray,
+    tie_tol: float,
+) -> np.ndarray:
+    """A move per decision node: value-optimal, ending-optimal, fewest steps to an end.
+
+    Breadth-first search backwards from the terminal positions over the ending-optimal moves
+    (a chance node is reached when any outcome is); each decision node takes the first such
+    move that reaches a position of the previous level. Decision nodes from which no end is
+    reachable that way take their first value-optimal move.
+    """
+    n = sys.n
+    child = sys.child
+    best = np.full(n, -1, dtype=np.int64)
+    usable = topt & (ends[parent] > tie_tol) | (kind[parent] == _CHANCE)
+    ue = np.flatnonzero(usable)
+    order = np.argsort(child[ue], kind="stable")
+    ue = ue[order]
+    rin = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(child[ue], minlength=n), out=rin[1:])
+    reached = kind == _TERMINAL
+    frontier = np.flatnonzero(reached)
+    while len(frontier):
+        e = ue[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
+        e = e[~reached[parent[e]]]
+        if not len(e):
+            break
+        e = np.sort(e)  # first move (lowest edge id) of each parent wins
+        p = parent[e]
+        first = np.r_[True, p[1:] != p[:-1]]
+        p, e = p[first], e[first]
+        dec = kind[p] == _DECISION
+        best[p[dec]] = e[dec]
+        reached[p] = True
+        frontier = p
+    missing = np.flatnonzero((kind == _DECISION) & (best < 0))
+    if len(missing):
+        e = _ranges(sys.offsets[missing], sys.deg[missing])
+        ok = vopt[e]
+        e = e[ok]
+        p = parent[e]
+        first = np.r_[True, p[1:] != p[:-1]] if len(p) else np.zeros(0, dtype=bool)
+        best[p[first]] = e[first]
+    return best
+
+
+def _evaluate_policy(
+    sys: _System,
+    schedule: _Schedule,
+    p_win: np.ndarray,
+    p_loss: np.ndarray,
+    prob: np.ndarray,
+    same: np.ndarray,
+    active: np.ndarray,
+    *,
+    tol: float,
+    max_sweeps: int,
+    progress: Progress | None,
+) -> tuple[int, float, bool]:
+    """Win and loss probabilities of the side to move when everyone follows the fixed moves.
+
+    A linear system solved layer by layer like the values (exact on acyclic layers).
+    """
+    in_loop = np.zeros(sys.n, dtype=bool)
+    sweeps_total = 0
+    residual_max = 0.0
+    converged = True
+
+    def step(nodes: np.ndarray, e: np.ndarray, loc: np.ndarray, base_w: np.ndarray, base_l: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ch = sys.child[e]
+        own = np.where(same[e], p_win[ch], p_loss[ch])
+        their = np.where(same[e], p_loss[ch], p_win[ch])
+        m = len(nodes)
+        w = base_w + np.bincount(loc, weights=prob[e] * own, minlength=m)
+        l = base_l + np.bincount(loc, weights=prob[e] * their, minlength=m)
+        return w, l
+
+    current_tier = None
+    for layer in schedule.layers:
+        if current_tier is not None and layer.tier != current_tier and progress is not None:
+            progress("policy", current_tier, sweeps_total, residual_max)
+        current_tier = layer.tier
+        if len(layer.flat):
+            nodes = layer.flat
+            e, loc = _edges_of(sys, nodes, active)
+            zero = np.zeros(len(nodes))
+            p_win[nodes], p_loss[nodes] = step(nodes, e, loc, zero, zero)
+        if len(layer.loop):
+            nodes = layer.loop
+            in_loop[nodes] = True
+            e, loc = _edges_of(sys, nodes, active)
+            internal = in_loop[sys.child[e]]
+            zero = np.zeros(len(nodes))
+            base_w, base_l = step(nodes, e[~internal], loc[~internal], zero, zero)
+            ei, li = e[internal], loc[internal]
+            sweeps = 0
+            residual = np.inf
+            while sweeps < max_sweeps:
+                w, l = step(nodes, ei, li, base_w, base_l)
+                residual = float(max(np.abs(w - p_win[nodes]).max(), np.abs(l - p_loss[nodes]).max()))
+                p_win[nodes], p_loss[nodes] = w, l
+                sweeps += 1
+                if residual < tol:
+                    break
+            in_loop[nodes] = False
+            sweeps_total += sweeps
+            residual_max = max(residual_max, residual)
+            converged &= residual < tol
+    if current_tier is not None and progress is not None:
+        progress("policy", current_tier, sweeps_total, residual_max)
+    return sweeps_total, residual_max, converged
