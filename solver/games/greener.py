@@ -42,7 +42,7 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 
 import numpy as np
 
-from solver.core.game import Game, NodeKind, Outcome, Result
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
 from solver.core.symmetry import cell_name, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
@@ -352,6 +352,7 @@ class Greener(Game[GreenerState]):
         ]
         self._ranker: BoardRanker | None = None
         self._setups: list[tuple[tuple[int, ...], Fraction]] | None = None
+        self._tables: dict[str, Any] | None = None
 
     # --- variant checks ----------------------------------------------------------------
     def check_variant(self, variant: Variant) -> None:
@@ -421,7 +422,7 @@ class Greener(Game[GreenerState]):
                 "layout or setup=random with a seed"
             )
         n = self.cells
-        boards = np.full((total, n), GREEN_PYRAMID, dtype=np.int64)
+        boards = np.full((total, n), GREEN_PYRAMID, dtype=np.int8)
         combos = list(itertools.combinations(range(n - self.black), self.white))
         rest_combos = np.array(combos, dtype=np.int64).reshape(len(combos), self.white)
         row = 0
@@ -439,7 +440,9 @@ class Greener(Game[GreenerState]):
         weights = 4 ** np.arange(n - 1, -1, -1, dtype=np.int64)
         best = None
         for gather in grid_symmetry_array(self.rows, self.cols):
-            value = boards[:, gather] @ weights
+            value = np.zeros(total, dtype=np.int64)
+            for cell in range(n):  # column by column keeps the temporaries small
+                value += boards[:, gather[cell]].astype(np.int64) * weights[cell]
             best = value if best is None else np.minimum(best, value)
         uniq, counts = np.unique(best, return_counts=True)
         out = []
@@ -618,6 +621,187 @@ class Greener(Game[GreenerState]):
             return state
         board = min(g(state.board) for g in self._sym_gathers)
         return GreenerState(board, state.to_move, state.passes)
+
+    # --- the batch path (vectorised) --------------------------------------------------
+    def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
+        """Children of many positions at once, vectorised with numpy.
+
+        Gives exactly the arrays of the per-state default (:meth:`Game.expand`), which
+        ``tests/test_greener.py`` checks on many keys; the setup=all root (a chance node) and
+        key spaces too large for ``int64`` arithmetic go through the default.
+        """
+        keys = np.asarray(keys, dtype=np.uint64)
+        if (
+            len(keys) == 0
+            or self.ranker.size * 6 >= 2**63
+            or (self.setup_mode == "all" and bool((keys == np.uint64(self.root_key)).any()))
+        ):
+            return Game.expand(self, keys, canonical=canonical)
+        t = self._batch_tables()
+        n = self.cells
+        if int(keys.max()) >= self.root_key:
+            raise ValueError("key out of range for this variant")
+        k = keys.astype(np.int64)
+        passes = k % 3
+        to_move = (k // 3) % 2
+        boards = self._unrank_many(k // 6, t)
+        count = len(k)
+        terminal = passes == 2
+        kind = np.where(terminal, NodeKind.TERMINAL, NodeKind.DECISION).astype(np.int8)
+
+        # captures: one candidate per (from-cell, direction), in the order of captures()
+        colour = t["colour"][boards]  # -1 empty, 0 black, 1 white, 2 green
+        mine = (colour == to_move[:, None]) & ~terminal[:, None]
+        src_list, dst_list, valid_cols = [], [], []
+        for src, ray in t["pairs"]:
+            first = np.full(count, -1, dtype=np.int64)
+            for cell in reversed(ray):
+                first = np.where(boards[:, cell] != EMPTY, cell, first)
+            valid_cols.append(mine[:, src] & (first >= 0))
+            dst_list.append(first)
+            src_list.append(src)
+        if valid_cols:
+            valid = np.stack(valid_cols, axis=1)
+            dst_all = np.stack(dst_list, axis=1)
+        else:
+            valid = np.zeros((count, 0), dtype=bool)
+            dst_all = np.zeros((count, 0), dtype=np.int64)
+        ncap = valid.sum(axis=1)
+        is_pass = ~terminal & (ncap == 0)
+
+        cap_row, cap_col = np.nonzero(valid)
+        src = np.asarray(src_list, dtype=np.int64)[cap_col]
+        dst = dst_all[cap_row, cap_col]
+        cap_boards = boards[cap_row].copy()
+        edge = np.arange(len(cap_row))
+        cap_boards[edge, dst] = t["combine"][boards[cap_row, src], boards[cap_row, dst]]
+        cap_boards[edge, src] = EMPTY
+        pass_row = np.flatnonzero(is_pass)
+
+        rows = np.concatenate([cap_row, pass_row])
+        child_boards = np.concatenate([cap_boards, boards[pass_row]])
+        child_move = 1 - to_move[rows]
+        child_passes = np.concatenate([np.zeros(len(cap_row), dtype=np.int64), passes[pass_row] + 1])
+        order = np.argsort(rows, kind="stable")
+        child_boards, child_move, child_passes = child_boards[order], child_move[order], child_passes[order]
+        if canonical:
+            rank = None
+            for gather in t["gathers"]:
+                r = self._rank_many(child_boards[:, gather], t)
+                rank = r if rank is None else np.minimum(rank, r)
+        else:
+            rank = self._rank_many(child_boards, t)
+        children = ((rank * 2 + child_move) * 3 + child_passes).astype(np.uint64)
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(np.where(is_pass, 1, ncap), out=offsets[1:])
+
+        # terminal results and margins from the side to move
+        greens = t["greens"][boards]
+        heights = t["heights"][boards]
+        score_b = np.where(colour == BLACK, greens, 0).sum(axis=1)
+        score_w = np.where(colour == WHITE, greens, 0).sum(axis=1)
+        diff = score_b - score_w
+        if self.tiebreak == "tallest":
+            tall_b = np.where(colour == BLACK, heights, 0).max(axis=1, initial=0)
+            tall_w = np.where(colour == WHITE, heights, 0).max(axis=1, initial=0)
+            diff = np.where(diff == 0, np.sign(tall_b - tall_w), np.sign(diff))
+        sign = np.where(to_move == BLACK, 1, -1)
+        result = np.where(terminal, np.sign(diff) * sign, 0).astype(np.int8)
+        margin = np.where(terminal, (score_b - score_w) * sign, 0).astype(np.int32)
+        return Expansion(
+            kind=kind,
+            to_move=to_move.astype(np.int8),
+            offsets=offsets,
+            children=children,
+            probs=None,
+            result=result,
+            margin=margin,
+        )
+
+    def _batch_tables(self) -> dict[str, Any]:
+        """numpy lookup tables of the batch path, built once."""
+        if self._tables is not None:
+            return self._tables
+        ranker = self.ranker
+        n, greens = self.cells, self.green
+        ncodes = codes_up_to_height(n)
+        heights = np.array(ranker._heights, dtype=np.int64)
+        green_of = np.array(ranker._greens, dtype=np.int64)
+        colour = np.full(ncodes, -1, dtype=np.int64)
+        for code in range(1, ncodes):
+            colour[code] = stack_parts(code)[0]  # type: ignore[index]
+        combine = np.zeros((ncodes, ncodes), dtype=np.int64)
+        for a in range(2, ncodes):
+            ca, ha, ga = stack_parts(a)  # type: ignore[misc]
+            for b in range(1, ncodes):
+                _, hb, gb = stack_parts(b)  # type: ignore[misc]
+                if ha + hb <= n:
+                    combine[a, b] = stack_code(ca, ha + hb, ga + gb)
+        counts = np.array(ranker._counts, dtype=np.int64)  # [m, H, Gr]
+        cum = np.zeros((n + 1, n + 1, greens + 1, ncodes + 1), dtype=np.int64)
+        big_h = np.arange(n + 1)[:, None, None]
+        gr = np.arange(greens + 1)[None, :, None]
+        hh = heights[None, None, :]
+        gg = green_of[None, None, :]
+        ok = (hh <= big_h) & (gg <= gr)
+        for m in range(1, n + 1):
+            vals = counts[m - 1][np.clip(big_h - hh, 0, n), np.clip(gr - gg, 0, greens)]
+            cum[m, :, :, 1:] = np.cumsum(np.where(ok, vals, 0), axis=2)
+        pairs = [(src, ray) for src in range(n) for ray in self._rays[src]]
+        self._tables = {
+            "heights": heights,
+            "greens": green_of,
+            "colour": colour,
+            "combine": combine,
+            "cum": cum.reshape(-1),
+            "stride": (ncodes + 1, (greens + 1) * (ncodes + 1), (n + 1) * (greens + 1) * (ncodes + 1)),
+            "ncodes": ncodes,
+            "pairs": pairs,
+            "gathers": [np.asarray(row, dtype=np.int64) for row in grid_symmetry_array(self.rows, self.cols)],
+        }
+        return self._tables
+
+    def _rank_many(self, boards: np.ndarray, t: dict[str, Any]) -> np.ndarray:
+        """Vectorised :meth:`BoardRanker.rank` of an ``(N, cells)`` array of codes."""
+        s_gr, s_h, s_m = t["stride"]
+        count = len(boards)
+        big_h = np.full(count, self.cells, dtype=np.int64)
+        gr = np.full(count, self.green, dtype=np.int64)
+        rank = np.zeros(count, dtype=np.int64)
+        cum, heights, greens = t["cum"], t["heights"], t["greens"]
+        for i in range(self.cells):
+            code = boards[:, i]
+            rank += cum[(self.cells - i) * s_m + big_h * s_h + gr * s_gr + code]
+            big_h -= heights[code]
+            gr -= greens[code]
+        return rank
+
+    def _unrank_many(self, ranks: np.ndarray, t: dict[str, Any]) -> np.ndarray:
+        """Vectorised :meth:`BoardRanker.unrank` (binary search in the cumulative table)."""
+        s_gr, s_h, s_m = t["stride"]
+        count = len(ranks)
+        r = ranks.copy()
+        big_h = np.full(count, self.cells, dtype=np.int64)
+        gr = np.full(count, self.green, dtype=np.int64)
+        out = np.empty((count, self.cells), dtype=np.int64)
+        cum, heights, greens = t["cum"], t["heights"], t["greens"]
+        for i in range(self.cells):
+            base = (self.cells - i) * s_m + big_h * s_h + gr * s_gr
+            lo = np.zeros(count, dtype=np.int64)  # invariant: cum[lo] <= r < cum[hi]
+            hi = np.full(count, t["ncodes"], dtype=np.int64)
+            while True:
+                active = hi - lo > 1
+                if not active.any():
+                    break
+                mid = (lo + hi) // 2
+                le = cum[base + mid] <= r
+                lo = np.where(active & le, mid, lo)
+                hi = np.where(active & ~le, mid, hi)
+            out[:, i] = lo
+            r -= cum[base + lo]
+            big_h -= heights[lo]
+            gr -= greens[lo]
+        return out
 
     # --- people ------------------------------------------------------------------------
     def cell_text(self, code: int) -> str:
