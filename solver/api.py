@@ -439,7 +439,11 @@ def _solve_setups(game: Game, graph: Graph):
     root_state = game.decode(int(graph.keys[root]))
     outcomes = game.chance_outcomes(root_state) if chance[root] else []
     exact = [p for _, p in outcomes]
-    mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
+    counts = game.chance_counts(root_state) if chance[root] else None
+    if counts is not None and len(counts) == len(rows):
+        mult = list(counts)
+    else:
+        mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
     root_player = int(graph.to_move[root])
     sign = np.where(graph.to_move[rows] == root_player, 1, -1)
     codes = value[rows]

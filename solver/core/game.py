@@ -171,6 +171,12 @@ class Game(ABC, Generic[State]):
         """At a chance node: ``(outcome, probability)`` pairs, exact, summing to 1."""
         raise NotImplementedError
 
+    def chance_counts(self, state: State) -> list[int] | None:
+        """Optional: at a chance node whose outcomes stand for equally likely arrangements
+        grouped into classes (e.g. setups up to symmetry), each outcome's number of
+        arrangements, in the order of :meth:`chance_outcomes`. ``None`` when not meaningful."""
+        return None
+
     def outcome(self, state: State) -> Outcome:
         """At a terminal node: the result per player (and scores in scored games)."""
         raise NotImplementedError

@@ -116,6 +116,7 @@ def value_iteration(
     tol: float = 1e-12,
     max_sweeps: int = 100_000,
     tie_tol: float = 1e-9,
+    evaluate_every: int = 10,
     progress: Progress | None = None,
 ) -> StochasticSolution:
     """Solve a graph with chance nodes and cycles for expected results and win probabilities.
@@ -135,6 +136,9 @@ def value_iteration(
     tie_tol : float
         Moves within this of the best value count as equally good when choosing the strategies
         for the win probabilities.
+    evaluate_every : int
+        In a cyclic component, every this many sweeps evaluate the current greedy strategies
+        exactly (sparse linear solve) to speed up slow convergence; 0 = plain sweeps only.
     progress : callable, optional
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier of each stage.
 
@@ -185,7 +189,7 @@ def value_iteration(
     weight = sign * prob
     sweeps, residual, converged, per_tier = _solve(
         sys, schedule, value, weight, tol=tol, max_sweeps=max_sweeps,
-        stage="value", progress=progress,
+        stage="value", progress=progress, evaluate_every=evaluate_every,
     )
 
     # 2. strategies: value-optimal moves, most likely to end the game, making progress ----
@@ -196,7 +200,7 @@ def value_iteration(
     end_weight = np.where(vopt, prob, 0.0)
     end_sweeps, end_res, end_conv, _ = _solve(
         sys, schedule, ends, end_weight, tol=tol, max_sweeps=max_sweeps,
-        stage="ending", progress=progress, active=vopt,
+        stage="ending", progress=progress, active=vopt, evaluate_every=evaluate_every,
     )
     t = np.where(vopt, ends[child], -np.inf)
     topt = vopt & (~decision_edge | (t >= _edge_max(t, offsets, deg)[parent] - tie_tol))
@@ -260,6 +264,15 @@ class _Layer:
 class _Schedule:
     layers: list[_Layer]
     stats: dict[str, int]
+
+
+def _group_max(loc: np.ndarray, x: np.ndarray, m: int) -> np.ndarray:
+    """Per local position, the largest ``x`` of its entries (``loc`` sorted; -inf without)."""
+    out = np.full(m, -np.inf)
+    if len(loc):
+        starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
+        out[loc[starts]] = np.maximum.reduceat(x, starts)
+    return out
 
 
 def _edge_max(x: np.ndarray, offsets: np.ndarray, deg: np.ndarray) -> np.ndarray:
@@ -328,7 +341,7 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
         for k in range(h):
             members = by_height[bounds[k] : bounds[k + 1]]
             cyc = node_cyclic[members]
-            layers.append(_Layer(tier, nodes[members[~cyc]], nodes[members[cyc]]))
+            layers.append(_Layer(tier, np.sort(nodes[members[~cyc]]), np.sort(nodes[members[cyc]])))
         totals["components"] += int(ncomp)
         totals["cyclic_components"] += int(cyclic.sum())
         totals["cyclic_positions"] += int(node_cyclic.sum())
@@ -377,6 +390,7 @@ def _solve(
     stage: str,
     progress: Progress | None,
     active: np.ndarray | None = None,
+    evaluate_every: int = 10,
 ) -> tuple[int, float, bool, dict[int, dict[str, float]]]:
     """Solve ``v = max/sum_e weight_e * v[child_e]`` in place, layer by layer.
 
@@ -404,7 +418,10 @@ def _solve(
             m = len(nodes)
             value[nodes] = _combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
         if len(layer.loop):
-            sw, res, ok = _iterate_loop(sys, layer.loop, value, weight, active, in_loop, tol, max_sweeps)
+            sw, res, ok, kept = _iterate_loop(
+                sys, layer.loop, value, weight, active, in_loop, tol, max_sweeps, evaluate_every
+            )
+            stats["evaluations"] = stats.get("evaluations", 0) + kept
             sweeps_total += sw
             residual_max = max(residual_max, res)
             converged &= ok
@@ -424,41 +441,176 @@ def _iterate_loop(
     in_loop: np.ndarray,
     tol: float,
     max_sweeps: int,
-) -> tuple[int, float, bool]:
-    """Block Gauss-Seidel on cyclic positions: one block per node kind, until the change < tol."""
+    evaluate_every: int,
+) -> tuple[int, float, bool, int]:
+    """Block Gauss-Seidel on cyclic positions (one block per node kind) until the change < tol.
+
+    Every ``evaluate_every`` sweeps the current greedy strategies of both sides are evaluated
+    exactly (a sparse linear solve) and the sweeps continue from those values; this only
+    speeds up slow components (the result is still certified by a sweep with change < tol).
+    Evaluation stops after three in a row that do not lower the residual. Returns
+    ``(sweeps, residual, converged, evaluations)``.
+    """
     kind = sys.kind
     in_loop[nodes] = True
+    e, loc = _edges_of(sys, nodes, active)
+    ch = sys.child[e]
+    w = weight[e]
+    internal = in_loop[ch]
+    node_kind = kind[nodes]
     blocks = []
     for k in (_CHANCE, _DECISION):
-        bn = nodes[kind[nodes] == k]
-        if not len(bn):
+        sel = node_kind == k
+        if not sel.any():
             continue
-        e, loc = _edges_of(sys, bn, active)
-        ch = sys.child[e]
-        internal = in_loop[ch]
-        m = len(bn)
-        ext = ~internal
-        contrib_ext = weight[e[ext]] * value[ch[ext]]
-        base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
-        base_max = np.full(m, -np.inf)
-        if ext.any():
-            np.maximum.at(base_max, loc[ext], contrib_ext)
-        blocks.append((bn, kind[bn], loc[internal], ch[internal], weight[e[internal]], base_sum, base_max))
-    sweeps = 0
-    residual = np.inf
-    while sweeps < max_sweeps:
-        residual = 0.0
-        for bn, kinds, loc, ch, w, base_sum, base_max in blocks:
-            new = _combine(kinds, loc, w * value[ch], len(bn), base_sum, base_max)
+        bn = nodes[sel]
+        rank = np.cumsum(sel) - 1
+        esel = sel[loc]
+        bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
+        ext = ~bint
+        contrib_ext = bw[ext] * value[bch[ext]]
+        base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
+        base_max = _group_max(bloc[ext], contrib_ext, len(bn))
+        bloc, bch, bw = bloc[bint], bch[bint], bw[bint]
+        starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
+        blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
+
+    def sweep() -> float:
+        res = 0.0
+        for bn, k, bloc, bch, bw, base_sum, base_max, starts, owners in blocks:
+            contrib = bw * value[bch]
+            if k == _CHANCE:
+                new = base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
+            else:
+                new = base_max.copy()
+                if len(starts):
+                    new[owners] = np.maximum(base_max[owners], np.maximum.reduceat(contrib, starts))
             diff = np.abs(new - value[bn])
             if len(diff):
-                residual = max(residual, float(diff.max()))
+                res = max(res, float(diff.max()))
             value[bn] = new
+        return res
+
+    sweeps = 0
+    kept = 0
+    failures = 0
+    last_after = np.inf
+    choice: np.ndarray | None = None
+    residual = np.inf
+    while sweeps < max_sweeps:
+        residual = sweep()
         sweeps += 1
         if residual < tol:
             break
+        if evaluate_every and failures < 3 and sweeps % evaluate_every == 0 and sweeps < max_sweeps:
+            choice = _evaluate_greedy(sys, nodes, loc, ch, w, internal, value, choice)
+            if choice is None:
+                failures = 3
+                continue
+            kept += 1
+            after = sweep()
+            sweeps += 1
+            # policy-iteration steps should shrink the residual; stop using them if they do not
+            failures = failures + 1 if after >= last_after else 0
+            last_after = after
+            residual = after
+            if residual < tol:
+                break
     in_loop[nodes] = False
-    return sweeps, float(residual), bool(residual < tol)
+    return sweeps, float(residual), bool(residual < tol), kept
+
+
+def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """``bool[m]``: local nodes from which some source is reachable along edges ``src -> dst``."""
+    reach = np.zeros(m, dtype=bool)
+    if not len(sources):
+        return reach
+    order = np.argsort(dst, kind="stable")
+    preds = src[order]
+    rin = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=m), out=rin[1:])
+    frontier = np.unique(sources)
+    reach[frontier] = True
+    while len(frontier):
+        p = preds[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
+        p = np.unique(p[~reach[p]])
+        reach[p] = True
+        frontier = p
+    return reach
+
+
+def _linear_solve(m: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, b: np.ndarray, keep: np.ndarray) -> np.ndarray | None:
+    """Solve ``x = b + A x`` on the unknowns ``keep`` (the others are 0); ``None`` on failure."""
+    from scipy.sparse import identity
+    from scipy.sparse.linalg import spsolve
+
+    x = np.zeros(m)
+    idx = np.flatnonzero(keep)
+    if not len(idx):
+        return x
+    pos = np.full(m, -1, dtype=np.int64)
+    pos[idx] = np.arange(len(idx))
+    ok = keep[rows] & keep[cols]
+    k = len(idx)
+    a = csr_matrix((vals[ok], (pos[rows[ok]], pos[cols[ok]])), shape=(k, k))
+    try:
+        with np.errstate(all="ignore"):
+            sol = spsolve((identity(k, format="csr") - a).tocsc(), b[idx])
+    except Exception:  # a singular or failing factorisation: skip the acceleration
+        return None
+    sol = np.asarray(sol, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(sol)):
+        return None
+    x[idx] = sol
+    return x
+
+
+def _evaluate_greedy(
+    sys: _System,
+    nodes: np.ndarray,
+    loc: np.ndarray,
+    ch: np.ndarray,
+    w: np.ndarray,
+    internal: np.ndarray,
+    value: np.ndarray,
+    previous: np.ndarray | None,
+) -> np.ndarray | None:
+    """Set ``value[nodes]`` to the exact values of the current greedy strategies.
+
+    Each decision node keeps its previous choice (``previous``, a bool mask over the edges)
+    while that is still best, else takes its first best move, so ties do not flip a progressing
+    move for a circling one. Positions from which the fixed strategies never leave the component
+    get 0 (endless play). Returns the choice mask, or ``None`` when the solve fails.
+    """
+    m = len(nodes)
+    if m == 0 or not len(loc):
+        return None
+    c = w * value[ch]
+    dec_edge = sys.kind[nodes][loc] == _DECISION
+    starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
+    node_max = np.full(m, -np.inf)
+    node_max[loc[starts]] = np.maximum.reduceat(c, starts)
+    is_max = dec_edge & (c >= node_max[loc] - 1e-15)
+    if previous is not None:
+        stay = previous & is_max
+        kept_nodes = np.zeros(m, dtype=bool)
+        kept_nodes[loc[stay]] = True
+        is_max &= ~kept_nodes[loc] | stay
+    cand = np.flatnonzero(is_max)
+    first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
+    use = ~dec_edge
+    use[first] = True
+    slot = np.searchsorted(nodes, ch)
+    ui = use & internal
+    ue = use & ~internal
+    rows, cols = loc[ui], slot[ui]
+    b = np.bincount(loc[ue], weights=c[ue], minlength=m)
+    keep = _reaching(m, rows, cols, loc[ue])
+    x = _linear_solve(m, rows, cols, w[ui], b, keep)
+    if x is None:
+        return None
+    value[nodes] = x
+    return use & dec_edge
 
 
 def _progress_policy(
@@ -527,7 +679,8 @@ def _evaluate_policy(
 ) -> tuple[int, float, bool]:
     """Win and loss probabilities of the side to move when everyone follows the fixed moves.
 
-    A linear system solved layer by layer like the values (exact on acyclic layers).
+    A linear system, solved layer by layer like the values: exact on acyclic layers, a sparse
+    direct solve on cyclic ones, each checked (and polished) by sweeps until the change < tol.
     """
     in_loop = np.zeros(sys.n, dtype=bool)
     sweeps_total = 0
@@ -561,6 +714,9 @@ def _evaluate_policy(
             zero = np.zeros(len(nodes))
             base_w, base_l = step(nodes, e[~internal], loc[~internal], zero, zero)
             ei, li = e[internal], loc[internal]
+            exact = _solve_policy(nodes, ei, li, base_w, base_l, sys.child, prob, same, loc[~internal])
+            if exact is not None:
+                p_win[nodes], p_loss[nodes] = exact
             sweeps = 0
             residual = np.inf
             while sweeps < max_sweeps:
@@ -577,3 +733,33 @@ def _evaluate_policy(
     if current_tier is not None and progress is not None:
         progress("policy", current_tier, sweeps_total, residual_max)
     return sweeps_total, residual_max, converged
+
+
+def _solve_policy(
+    nodes: np.ndarray,
+    e: np.ndarray,
+    loc: np.ndarray,
+    base_w: np.ndarray,
+    base_l: np.ndarray,
+    child: np.ndarray,
+    prob: np.ndarray,
+    same: np.ndarray,
+    exits: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Exact win/loss probabilities on a cyclic set under fixed moves (``e``: internal edges).
+
+    Unknowns ``[W; L]``; a move to the other player swaps them. Positions that never leave the
+    set (no path to an exit) get 0 for both (endless play).
+    """
+    m = len(nodes)
+    j = np.searchsorted(nodes, child[e])
+    p = prob[e]
+    s = same[e]
+    rows = np.concatenate([loc, loc + m])
+    cols = np.concatenate([np.where(s, j, j + m), np.where(s, j + m, j)])
+    vals = np.concatenate([p, p])
+    keep = _reaching(m, loc, j, exits)
+    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]))
+    if x is None:
+        return None
+    return x[:m], x[m:]

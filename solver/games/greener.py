@@ -579,6 +579,10 @@ class Greener(Game[GreenerState]):
             ]
         return list(self._setups)  # type: ignore[arg-type]
 
+    def chance_counts(self, state: GreenerState) -> list[int] | None:
+        """Arrangements in each setup class, in the order of :meth:`chance_outcomes`."""
+        return [int(p * self.num_setups) for _, p in self.chance_outcomes(state)]
+
     def scores(self, state: GreenerState) -> tuple[int, int]:
         """Greens in the stacks each player controls: ``(black, white)``."""
         score = [0, 0]
