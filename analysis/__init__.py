@@ -1,0 +1,14 @@
+"""Analysis of solved tables: metrics, plots, balance reports and rules-tuning sweeps.
+
+Everything here reads the Parquet tables written by :mod:`solver` (through
+:class:`solver.api.Solution`); it solves a variant only when its table is missing.
+
+* :mod:`analysis.metrics` -- numbers computed from the tables (polars / numpy / scipy).
+* :mod:`analysis.plots` -- plot helpers that draw on a given matplotlib ``ax``.
+* :mod:`analysis.report` -- :func:`~analysis.report.write_report`, the balance report.
+* :mod:`analysis.tuning` -- :func:`~analysis.tuning.run_sweep`, the rules-tuning comparison.
+"""
+
+from __future__ import annotations
+
+__all__ = ["metrics", "plots", "report", "tuning"]

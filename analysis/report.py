@@ -1,0 +1,850 @@
+"""Balance reports: Markdown + self-contained HTML + PNG figures, computed from the tables only.
+
+>>> from solver.api import make_game, solve
+>>> from analysis.report import write_report
+>>> write_report(solve(make_game("override", size=3, line=3, per_size=1)))
+PosixPath('reports/override/size=3,line=3,per_size=1,centre_rule=on,no_undo=on/report.md')
+
+A report has eight sections, each with a short plain-language reading on top: verdict, opening
+moves, value and remoteness, positions by ply, decision difficulty, game length, structure and
+provenance. Every number is computed from the tables by :mod:`analysis.metrics`; the texts are
+generated from those numbers. The same document model renders to Markdown (figures as files) and
+to one HTML file with the figures embedded as base64 PNG (opens offline).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from analysis import metrics as M
+from analysis import plots
+from solver.errors import TableError
+
+__all__ = ["write_report", "build_report", "report_variant", "report_presets", "Document", "Section",
+           "save_document", "DEFAULT_ROOT"]
+
+#: where reports go: ``reports/<game>/<variant-id>/``
+DEFAULT_ROOT = Path("reports")
+DPI = 110
+MAX_PNG_BYTES = 80_000
+#: at most this many rows in a long table of the report (the rest is summarised)
+MAX_ROWS = 40
+
+
+# --- document model -----------------------------------------------------------------------
+
+@dataclass
+class Block:
+    """One piece of a section: ``text``, ``note``, ``table`` or ``figure``."""
+
+    kind: str
+    text: str = ""
+    headers: Sequence[str] = ()
+    rows: Sequence[Sequence[Any]] = ()
+    figure: str = ""
+
+
+@dataclass
+class Section:
+    """A titled section: a plain-language reading, then tables, figures and notes."""
+
+    title: str
+    reading: str
+    blocks: list[Block] = field(default_factory=list)
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        self.blocks.append(Block("table", headers=list(headers), rows=[list(r) for r in rows]))
+
+    def figure(self, name: str, caption: str) -> None:
+        self.blocks.append(Block("figure", text=caption, figure=name))
+
+    def note(self, text: str) -> None:
+        self.blocks.append(Block("note", text=text))
+
+    def text(self, text: str) -> None:
+        self.blocks.append(Block("text", text=text))
+
+
+@dataclass
+class Document:
+    """A report: title, introduction, sections and the figures they refer to (name -> Figure)."""
+
+    title: str
+    intro: str
+    sections: list[Section] = field(default_factory=list)
+    figures: dict[str, Figure] = field(default_factory=dict)
+
+    def new_figure(self, name: str, draw: Callable[[Axes], Any], *, size: tuple[float, float] = (7.0, 3.8)) -> str:
+        """Create a figure called ``name`` (file ``figures/<name>.png``) drawn by ``draw(ax)``."""
+        fig = Figure(figsize=size, layout="constrained")
+        FigureCanvasAgg(fig)  # the Agg backend, without pyplot's global state
+        ax = fig.subplots()
+        draw(ax)
+        self.figures[name] = fig
+        return name
+
+
+def _png_bytes(fig: Figure) -> bytes:
+    """The figure as PNG, at most ~80 KB (lower resolution if needed)."""
+    for dpi in (DPI, 90, 72, 60):
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+        data = buf.getvalue()
+        if len(data) < MAX_PNG_BYTES:
+            return data
+    return data
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, float):
+        if np.isnan(x):
+            return "-"
+        return f"{x:.3f}" if abs(x) < 1000 else f"{x:,.0f}"
+    if isinstance(x, (int, np.integer)):
+        return f"{int(x):,}"
+    return str(x)
+
+
+def _md_cell(x: Any) -> str:
+    return _fmt(x).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(doc: Document) -> str:
+    """The document as Markdown (figures as ``figures/<name>.png``)."""
+    out = [f"# {doc.title}", "", doc.intro, ""]
+    for i, sec in enumerate(doc.sections, 1):
+        out += [f"## {i}. {sec.title}", "", sec.reading, ""]
+        for b in sec.blocks:
+            if b.kind == "text":
+                out += [b.text, ""]
+            elif b.kind == "note":
+                out += [f"> Note: {b.text}", ""]
+            elif b.kind == "table":
+                out.append("| " + " | ".join(_md_cell(h) for h in b.headers) + " |")
+                out.append("|" + "|".join(" --- " for _ in b.headers) + "|")
+                out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b.rows]
+                out.append("")
+            elif b.kind == "figure":
+                out += [f"![{b.text}](figures/{b.figure}.png)", "", f"*{b.text}*", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:60rem;margin:2rem auto;
+padding:0 1rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+p.reading{background:#f5f7fa;border-left:4px solid #1f5fbf;padding:.5rem .8rem}
+p.note{color:#555;font-style:italic}
+table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}
+th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}
+th{background:#eef1f5}td:first-child,th:first-child{text-align:left}
+figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.85rem;color:#555}
+"""
+
+
+def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
+    """The document as one self-contained HTML page (figures embedded as base64 PNG)."""
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{e(doc.title)}</title><style>{_CSS}</style></head><body>",
+           f"<h1>{e(doc.title)}</h1>", f"<p>{e(doc.intro)}</p>"]
+    for i, sec in enumerate(doc.sections, 1):
+        out.append(f"<h2>{i}. {e(sec.title)}</h2>")
+        out.append(f'<p class="reading">{e(sec.reading)}</p>')
+        for b in sec.blocks:
+            if b.kind == "text":
+                out.append(f"<p>{e(b.text)}</p>")
+            elif b.kind == "note":
+                out.append(f'<p class="note">Note: {e(b.text)}</p>')
+            elif b.kind == "table":
+                out.append("<table><thead><tr>" + "".join(f"<th>{e(_fmt(h))}</th>" for h in b.headers)
+                           + "</tr></thead><tbody>")
+                for row in b.rows:
+                    out.append("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" for c in row) + "</tr>")
+                out.append("</tbody></table>")
+            elif b.kind == "figure":
+                data = base64.b64encode(pngs[b.figure]).decode("ascii")
+                out.append(f'<figure><img alt="{e(b.text)}" src="data:image/png;base64,{data}">'
+                           f"<figcaption>{e(b.text)}</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def save_document(doc: Document, out_dir: Path) -> Path:
+    """Write ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir``.
+
+    PNG files left in ``figures/`` by an earlier run that this report no longer draws are removed.
+    Returns the path of ``report.md``.
+    """
+    out_dir = Path(out_dir)
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    pngs = {name: _png_bytes(fig) for name, fig in doc.figures.items()}
+    for old in fig_dir.glob("*.png"):
+        if old.stem not in pngs:
+            old.unlink()
+    for name, data in pngs.items():
+        _write_atomic(fig_dir / f"{name}.png", data)
+    _write_atomic(out_dir / "report.html", render_html(doc, pngs).encode("utf-8"))
+    md = out_dir / "report.md"
+    _write_atomic(md, render_markdown(doc).encode("utf-8"))
+    return md
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name("." + path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+# --- the balance report -------------------------------------------------------------------
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{100.0 * x:.1f}%"
+
+
+def _plies(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+@dataclass
+class _Tables:
+    """The tables and facts every section needs (read once)."""
+
+    positions: pl.DataFrame
+    edges: pl.DataFrame | None
+    setups: pl.DataFrame | None
+    meta: dict[str, Any]
+    kind: str
+    root: int
+    players: int
+    verdict: M.Verdict
+
+
+def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document:
+    """The balance report of a solved variant as a :class:`Document` (nothing written).
+
+    Parameters
+    ----------
+    solution : solver.api.Solution
+        A solved variant (its ``positions``, ``edges``, ``setups``, ``meta`` and ``game``).
+    exact_limit : int
+        Random play is computed exactly up to this many positions, else simulated.
+    """
+    pos = solution.positions
+    meta = dict(solution.meta)
+    try:
+        kind = M.solution_kind(pos, meta)
+        root = M.root_row(pos, meta)
+        v = M.verdict(pos, meta, setups=solution.setups, edges=solution.edges)
+    except (*_MISSING, ValueError) as exc:
+        raise TableError(f"{getattr(solution, 'path', 'the table')} cannot be read as a solved variant "
+                         f"({exc}); solve the variant again with --force") from None
+    t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, M.num_players(pos, meta), v)
+    label = meta.get("label", getattr(solution.game, "name", "game"))
+    title = f"Balance report: {label}"
+    title_game = getattr(solution.game, "title", "") or label
+    intro = (f"{title_game}. Exact analysis of every position reachable from the start "
+             f"({pos.height:,} positions{' up to symmetry' if meta.get('symmetry', True) else ''}), "
+             f"computed from the solved tables. Values are from the side to move: win, lose, tie "
+             f"(the game ends level) or draw (endless play, neither side can force a win). "
+             f"A ply is one move by one player.")
+    doc = Document(title, intro)
+    try:
+        play = _play_stats(t, exact_limit)
+    except _MISSING as exc:
+        play = f"random play needs a column this table does not have ({exc})"
+    builders: list[tuple[str, Callable[[], Section]]] = [
+        ("Verdict", lambda: _verdict_section(doc, t)),
+        ("Opening moves", lambda: _openings_section(doc, t, solution)),
+        ("Value and remoteness", lambda: _histogram_section(doc, t)),
+        ("Positions by ply", lambda: _ply_section(doc, t)),
+        ("Decision difficulty", lambda: _difficulty_section(doc, t, play)),
+        ("Game length", lambda: _length_section(doc, t, play)),
+        ("Structure", lambda: _structure_section(doc, t)),
+        ("Provenance", lambda: _provenance_section(t, solution)),
+    ]
+    for title_, build in builders:
+        try:
+            doc.sections.append(build())
+        except _MISSING as exc:  # e.g. per-seat multi-player tables: skip with a note
+            sec = Section(title_, "This section cannot be computed from this table.")
+            sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {exc})")
+            doc.sections.append(sec)
+    return doc
+
+
+#: what a table without the expected columns raises
+_MISSING = (KeyError, pl.exceptions.ColumnNotFoundError)
+
+
+def write_report(solution: Any, out_dir: Path | None = None) -> Path:
+    """Write the balance report of ``solution``: ``report.md``, ``report.html``, ``figures/``.
+
+    Parameters
+    ----------
+    solution : solver.api.Solution
+        A solved variant (from :func:`solver.api.solve` or :func:`solver.api.load`).
+    out_dir : Path, optional
+        Output folder; default ``reports/<game>/<variant-id>/``.
+
+    Returns
+    -------
+    Path
+        The path of ``report.md`` (``report.html`` and ``figures/*.png`` sit beside it).
+    """
+    if out_dir is None:
+        game = solution.meta.get("game") or solution.game.name
+        vid = solution.meta.get("variant_id") or solution.game.variant.variant_id()
+        out_dir = DEFAULT_ROOT / game / vid
+    return save_document(build_report(solution), Path(out_dir))
+
+
+def report_variant(game_name: str, params: Mapping[str, Any], *, out: str | Path | None = None,
+                   reports_root: Path = DEFAULT_ROOT, progress: bool = False) -> Path:
+    """``pyramids report``: solve the variant if its table is missing (else read it) and write
+    its report under ``reports_root/<game>/<variant-id>/``. Returns the report.md path."""
+    from solver.api import make_game, solve
+
+    game = make_game(game_name, dict(params))
+    sol = solve(game, out=out, progress=progress)
+    return write_report(sol, Path(reports_root) / game.name / game.variant.variant_id())
+
+
+def report_presets(games: Sequence[str] | None = None, *, out: str | Path | None = None,
+                   reports_root: Path = DEFAULT_ROOT, progress: bool = False,
+                   log: Callable[[str], None] | None = print) -> list[Path]:
+    """``make reports``: the report of every preset of every registered game (or of ``games``)."""
+    from solver.games import available_games, game_class
+
+    paths = []
+    for name in games or available_games():
+        cls = game_class(name)
+        for preset, params in cls.presets.items():
+            t0 = time.perf_counter()
+            path = report_variant(name, params, out=out, reports_root=reports_root, progress=progress)
+            if log:
+                log(f"{name} {preset}: {path} ({time.perf_counter() - t0:.1f} s)")
+            paths.append(path)
+    return paths
+
+
+# --- sections -----------------------------------------------------------------------------
+
+def _verdict_section(doc: Document, t: _Tables) -> Section:
+    v = t.verdict
+    sec = Section("Verdict", v.text)
+    first = f"Player {v.first_player + 1}"
+    if t.kind == "deterministic":
+        rows = [["first player", first], ["value for the first player", v.value],
+                ["remoteness (plies)", v.remoteness if v.remoteness is not None else "- (draw)"]]
+        if v.margin is not None:
+            rows.append(["best forced score margin", f"{v.margin:+.0f}"])
+        sec.table(["", "perfect play"], rows)
+        if t.players > 2:
+            sec.note(f"This variant has {t.players} players; the value is the first player's "
+                     "result against the others playing together (paranoid view).")
+    elif t.kind == "setups":
+        table = t.setups if t.setups is not None else (
+            M.setups_from_tables(t.positions, t.edges, t.root) if t.edges is not None else None)
+        summ = M.setup_summary(table)
+        rows = [[f"first player {'wins' if k == 'win' else 'loses' if k == 'lose' else 'ties' if k == 'tie' else 'draws'}",
+                 summ["counts"][k], _pct(summ["shares"][k])] for k in M.SHOWN_VALUES]
+        sec.table(["result (first player's view)", "setups", "share (by probability)"], rows)
+        sec.table(["", "value"], [["expected result of the first player", f"{summ['expected']:+.3f}"]]
+                  + ([["expected score margin", f"{summ['expected_margin']:+.2f}"]]
+                     if summ["expected_margin"] is not None else []))
+        doc.new_figure("setup_outcomes", lambda ax: plots.setup_outcomes(ax, summ["shares"]))
+        sec.figure("setup_outcomes", "Share of random setups won by each side with perfect play.")
+        if summ["margins"] is not None and summ["margins"].height:
+            doc.new_figure("setup_margins", lambda ax: plots.margin_distribution(ax, summ["margins"]))
+            sec.figure("setup_margins", "Distribution of the final score margin over the setups "
+                                        "(first player's view, perfect play).")
+            sec.note("the margin is the best score margin each side can force, a separate objective "
+                     "from winning (a tie-break can decide a game with level scores), so margins and "
+                     "results need not match setup by setup.")
+    else:
+        sec.table(["", "perfect play"], [
+            ["first player", first], ["expected result", f"{v.advantage:+.3f}"],
+            ["first player wins", _pct(v.p_win)], ["first player loses", _pct(v.p_loss)],
+            ["neither", _pct(max(0.0, 1 - v.p_win - v.p_loss))]])
+    return sec
+
+
+def _move_names(solution: Any) -> dict[int, list[str]]:
+    """Readable names of the first moves (or chance outcomes), by the key of where they lead."""
+    from solver.core.game import NodeKind
+
+    g = solution.game
+    st = g.initial_state()
+    kind = g.node_kind(st)
+    if kind == NodeKind.DECISION:
+        actions = list(g.legal_actions(st))
+    elif kind == NodeKind.CHANCE:
+        actions = [a for a, _ in g.chance_outcomes(st)]
+    else:
+        return {}
+    names: dict[int, list[str]] = defaultdict(list)
+    for a in actions:
+        names[solution.key_of(g.apply(st, a))].append(g.action_name(st, a))
+    return names
+
+
+def _join_names(names: list[str], most: int = 4) -> str:
+    if not names:
+        return "?"
+    shown = ", ".join(names[:most])
+    return shown + (f" (+{len(names) - most} more)" if len(names) > most else "")
+
+
+def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
+    if t.kind == "setups":
+        return _setups_list_section(doc, t)
+    if t.edges is None:
+        sec = Section("Opening moves", "The edges table is missing, so the opening moves are not listed.")
+        sec.note("solve the variant with edges (the default) to get this section")
+        return sec
+    table = M.opening_moves(t.positions, t.edges, t.root)
+    keys = t.positions["key"].to_numpy()
+    try:
+        names = _move_names(solution)
+        name_err = None
+    except Exception as exc:  # a game whose rules cannot be replayed still gets its table
+        names, name_err = {}, f"{type(exc).__name__}: {exc}"
+    groups = [names.get(int(keys[d]), []) for d in table["dst"].to_list()]
+    if not t.meta.get("symmetry", True) and names:
+        table, groups = _merge_symmetric(table, groups, keys, solution)
+    labels = [_join_names(g) if names else f"to row {d}" for g, d in zip(groups, table["dst"].to_list())]
+    n_moves = int(table["moves"].sum())
+    stochastic = t.kind == "stochastic"
+    chance = int(t.positions["kind"][t.root]) == M.CHANCE
+    what = ("chance outcome" if n_moves == 1 else "chance outcomes") if chance else ("move" if n_moves == 1 else "moves")
+    if stochastic:
+        exp = table["expected"].to_numpy()
+        best = labels[0] if len(labels) else "-"
+        reading = (f"The start has {n_moves} legal {what} ({table.height} up to symmetry). "
+                   + (f"The best is {best} with an expected result of {exp[0]:+.3f} for the mover; "
+                      f"the worst gives {exp[-1]:+.3f}." if len(exp) else ""))
+        rows = [[lbl, m, f"{e:+.3f}"] + ([_pct(p)] if chance else [])
+                for lbl, m, e, p in zip(labels, table["moves"], exp, table["probability"])]
+        sec = Section("Opening moves", reading)
+        sec.table(["move(s)", "moves", "expected result (mover)"] + (["probability"] if chance else []), rows[:MAX_ROWS])
+        lengths: list[float | None] = list(exp)
+        vals: list[str | None] = [None] * len(exp)
+        xlabel = "expected result for the mover"
+    else:
+        vals = table["value"].to_list()
+        rems = table["remoteness"].to_list()
+        counts = defaultdict(int)
+        for v, m in zip(vals, table["moves"].to_list()):
+            counts[v] += m
+        plural = {"win": ("win", "wins"), "tie": ("tie", "ties"), "draw": ("draw", "draws"), "lose": ("loss", "losses")}
+        parts = [f"{counts[v]} {plural[v][0] if counts[v] == 1 else plural[v][1]}"
+                 for v in ("win", "tie", "draw", "lose") if counts[v]]
+        if len(parts) == 1:
+            parts = [f"all {'are' if n_moves > 1 else 'is'} {plural[v][0] + 's' if v != 'lose' else 'losses'}"
+                     if n_moves > 1 else f"it is a {plural[v][0]}" for v in ("win", "tie", "draw", "lose") if counts[v]]
+        reading = f"The start has {n_moves} legal {what} ({table.height} up to symmetry): " + ", ".join(parts) + "."
+        if counts["win"]:
+            reading += (f" The fastest win is {labels[0]} (the opponent is lost, game over in "
+                        f"{rems[0] + 1} plies).")
+            if counts["lose"] or counts["draw"] or counts["tie"]:
+                lost = n_moves - counts["win"]
+                reading += f" {lost} of the {n_moves} moves {'throws' if lost == 1 else 'throw'} the win away."
+        elif counts["tie"] or counts["draw"]:
+            best_v = "tie" if counts["tie"] else "draw"
+            lose_txt = ("no move loses" if counts["lose"] == 0 else
+                        f"{counts['lose']} {'move loses' if counts['lose'] == 1 else 'moves lose'}")
+            reading += f" The best the first player can do is a {best_v}; {lose_txt}."
+        else:
+            reading += f" Every move loses; the longest resistance is {labels[0]} ({rems[0] + 1} plies)."
+        has_margin = "margin" in table.columns
+        rows = []
+        for i, (lbl, m, v, r) in enumerate(zip(labels, table["moves"], vals, rems)):
+            row = [lbl, m, v, "-" if r is None else r + 1]
+            if has_margin:
+                row.append(f"{table['margin'][i]:+d}")
+            rows.append(row)
+        sec = Section("Opening moves", reading)
+        sec.table(["move(s)", "moves", "value for the mover", "plies to the end"]
+                  + (["margin"] if has_margin else []), rows[:MAX_ROWS])
+        lengths = [None if r is None else r + 1 for r in rems]
+        xlabel = "plies to the end after this move (perfect play)"
+    if table.height > MAX_ROWS:
+        sec.note(f"{table.height - MAX_ROWS} more classes of moves are not listed.")
+    sec.note("moves that lead to symmetric positions are grouped (one row per resulting position "
+             "up to symmetry); 'moves' counts the legal moves in the group.")
+    if not t.meta.get("symmetry", True) and not names:
+        sec.note("the table was solved without symmetry and the game's rules were not available, so "
+                 "symmetric moves are listed separately.")
+    if name_err:
+        sec.note(f"move names unavailable ({name_err})")
+    shown = min(table.height, 24)
+    doc.new_figure("opening_moves", lambda ax: plots.opening_moves(
+        ax, labels[:shown], vals[:shown], lengths[:shown], xlabel=xlabel,
+        title="Opening moves (best first)"), size=(7.0, max(2.4, 0.32 * shown + 1.2)))
+    if stochastic:
+        sec.figure("opening_moves", "Each opening move (up to symmetry): bar length = expected result "
+                                    "for the first player after the move (green: favourable, red: unfavourable).")
+    else:
+        sec.figure("opening_moves", "Each opening move (up to symmetry), coloured by its value for the "
+                                    "first player; bar length = plies to the end with perfect play"
+                   + (" (hatched: draw, no end)." if "draw" in vals else "."))
+    return sec
+
+
+def _merge_symmetric(table: pl.DataFrame, groups: list[list[str]], keys: np.ndarray,
+                     solution: Any) -> tuple[pl.DataFrame, list[list[str]]]:
+    """Tables solved without symmetry: merge opening moves whose results are symmetric images
+    (same canonical key); symmetric positions have the same value, so the first row is kept."""
+    g = solution.game
+    canon = [int(g.encode(g.canonical(g.decode(int(keys[d]))))) for d in table["dst"].to_list()]
+    first: dict[int, int] = {}
+    keep: list[int] = []
+    merged: list[list[str]] = []
+    moves = table["moves"].to_list()
+    total: list[int] = []
+    for i, c in enumerate(canon):
+        if c in first:
+            j = first[c]
+            merged[j] = merged[j] + groups[i]
+            total[j] += moves[i]
+        else:
+            first[c] = len(keep)
+            keep.append(i)
+            merged.append(list(groups[i]))
+            total.append(moves[i])
+    out = table[keep].with_columns(moves=pl.Series(total, dtype=pl.Int64))
+    return out, merged
+
+
+def _setups_list_section(doc: Document, t: _Tables) -> Section:
+    table = t.setups if t.setups is not None else M.setups_from_tables(t.positions, t.edges, t.root)
+    n = table.height
+    sort_cols = ["probability"]
+    table = table.sort(sort_cols, descending=True, maintain_order=True)
+    counts = table.group_by("value").agg(pl.len()).to_dict(as_series=False)
+    by_v = dict(zip(counts["value"], counts["len"]))
+    reading = (f"The game starts with a random setup: {n} distinct setups up to symmetry. Here the "
+               f"'opening moves' are the setups: the first player wins {by_v.get('win', 0)} of them, "
+               f"loses {by_v.get('lose', 0)}, ties {by_v.get('tie', 0)} and draws {by_v.get('draw', 0)} "
+               f"with perfect play.")
+    sec = Section("Opening moves: the setups", reading)
+    has_layout = "layout" in table.columns
+    has_margin = "margin" in table.columns
+    rows = []
+    for r in table.head(MAX_ROWS).iter_rows(named=True):
+        row = ([" ".join(str(r["layout"]).split())] if has_layout else []) + [_pct(r["probability"]), r["value"],
+                                                       "-" if r["remoteness"] is None else r["remoteness"]]
+        if has_margin:
+            row.append(f"{r['margin']:+d}")
+        rows.append(row)
+    sec.table((["setup"] if has_layout else []) + ["probability", "value (first player)", "plies"]
+              + (["margin"] if has_margin else []), rows)
+    if n > MAX_ROWS:
+        sec.note(f"the {MAX_ROWS} most likely setups are listed; {n - MAX_ROWS} more are in the setups table.")
+    return sec
+
+
+def _histogram_section(doc: Document, t: _Tables) -> Section:
+    if t.kind == "stochastic":
+        hist = M.expected_histogram(t.positions)
+        vals = t.positions.filter(pl.col("kind") != M.CHANCE)["value"]
+        reading = (f"With chance in play there is no remoteness. Across the {vals.len():,} positions "
+                   f"the side to move expects on average {vals.mean():+.3f}; "
+                   f"{_pct(float((vals > 0).mean()))} of positions favour the side to move.")
+        sec = Section("Expected results of all positions", reading)
+        sec.table(["expected result from", "to", "positions"],
+                  [[f"{lo:+.1f}", f"{hi:+.1f}", c] for lo, hi, c in hist.iter_rows() if c])
+        sec.note("empty ranges are left out of the table.")
+        doc.new_figure("value_histogram", lambda ax: plots.expected_histogram(ax, hist))
+        sec.figure("value_histogram", "Positions by the expected result of the side to move.")
+        sec.note("remoteness-based sections (the GAMESMAN value/remoteness table) need a game "
+                 "without chance; they are replaced by the distribution of expected results.")
+        return sec
+    table = M.value_remoteness_table(t.positions)
+    tot = {v: int(table[v].sum()) for v in M.SHOWN_VALUES}
+    n = sum(tot.values())
+    finite = table.filter(pl.col("remoteness").is_not_null())
+    max_win = finite.filter(pl.col("win") > 0)["remoteness"].max()
+    max_lose = finite.filter(pl.col("lose") > 0)["remoteness"].max()
+    parts = [f"{_pct(tot[v] / n)} {name}" for v, name in
+             (("win", "are wins"), ("lose", "losses"), ("tie", "ties"), ("draw", "draws")) if tot[v]]
+    reading = f"Of the {n:,} positions, " + ", ".join(parts) + " for the side to move."
+    if max_win is not None:
+        reading += f" The longest forced win takes {max_win} plies"
+        reading += f"; the longest a lost side can hold out is {max_lose} plies." if max_lose is not None else "."
+    sec = Section("Value and remoteness", reading)
+    rows = [["draw" if r["remoteness"] is None else r["remoteness"], r["win"], r["lose"], r["tie"], r["draw"], r["total"]]
+            for r in table.iter_rows(named=True)]
+    rows.append(["total", tot["win"], tot["lose"], tot["tie"], tot["draw"], n])
+    sec.table(["remoteness", "win", "lose", "tie", "draw", "total"], rows)
+    doc.new_figure("value_remoteness", lambda ax: plots.remoteness_histogram(ax, table))
+    sec.figure("value_remoteness", "Positions by value of the side to move for each remoteness "
+                                   "(GAMESMAN's analyzer); draws have no remoteness.")
+    if t.kind == "setups":
+        sec.note("the chance node that deals the setup is left out (its value is an expectation).")
+    return sec
+
+
+def _ply_section(doc: Document, t: _Tables) -> Section:
+    if t.kind == "stochastic":
+        table = M.expected_by_ply(t.positions)
+        sec = Section("Positions by ply", "Mean win and loss probability of the side to move at each "
+                      "ply from the start (positions counted once, at the fewest moves that reach them).")
+        cols = [c for c in ("mean_p_win", "mean_p_loss", "mean_expected") if c in table.columns]
+        sec.table(["ply", "positions"] + [c.replace("mean_", "mean ").replace("_", " ") for c in cols],
+                  [[r["ply"], r["positions"]] + [f"{r[c]:+.3f}" if c == "mean_expected" else _pct(r[c]) for c in cols]
+                   for r in table.head(MAX_ROWS).iter_rows(named=True)])
+        doc.new_figure("value_by_ply", lambda ax: plots.expected_by_ply(ax, table))
+        sec.figure("value_by_ply", "Mean win / loss probability and expected result of the side to move by ply.")
+        return sec
+    table = M.value_by_ply(t.positions)
+    plies = table["ply"].to_numpy()
+    ws = table["win_share"].to_numpy()
+    ds = table["draw_share"].to_numpy()
+    reading = (f"Positions first reached at each ply (fewest moves from the start), by the value for "
+               f"the side to move; there are {len(plies)} plies. ")
+    if len(plies):
+        k = int(np.argmax(ws))
+        reading += f"The side to move is winning most often at ply {plies[k]} ({_pct(ws[k])} of its positions)"
+        if ds.any():
+            j = int(np.argmax(ds))
+            reading += f"; draws are most common at ply {plies[j]} ({_pct(ds[j])})"
+        reading += "."
+    sec = Section("Positions by ply", reading)
+    rows = [[r["ply"], r["positions"], _pct(r["win_share"]), _pct(r["lose_share"]), _pct(r["tie_share"]),
+             _pct(r["draw_share"])] for r in table.iter_rows(named=True)]
+    sec.table(["ply", "positions", "win", "lose", "tie", "draw"], rows[:MAX_ROWS * 2])
+    if len(rows) > MAX_ROWS * 2:
+        sec.note(f"{len(rows) - MAX_ROWS * 2} later plies are in the figure only.")
+    doc.new_figure("value_by_ply", lambda ax: plots.value_by_ply(ax, table))
+    sec.figure("value_by_ply", "Share of wins / losses / ties / draws for the side to move at each ply.")
+    return sec
+
+
+def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
+    """Random / perfect matchups, or the reason they are skipped."""
+    if t.edges is None:
+        return "the edges table is missing (solve with edges to get random-play figures)"
+    if t.players != 2:
+        return f"random-play figures need two-player tables; this variant has {t.players} players"
+    out: dict[str, M.PlayStats] = {}
+    pairs = [("random", "random"), ("random", "perfect"), ("perfect", "random"), ("perfect", "perfect")]
+    for first, second in pairs:
+        try:
+            out[f"{first} vs {second}"] = M.play_statistics(
+                t.positions, t.edges, first=first, second=second, meta=t.meta, exact_limit=exact_limit)
+        except ValueError as exc:  # e.g. perfect play at simultaneous nodes
+            out.setdefault("_skipped", str(exc))  # type: ignore[arg-type]
+    return out
+
+
+def _matchup_label(key: str) -> str:
+    first, second = key.split(" vs ")
+    return f"{first} (1st) vs {second} (2nd)"
+
+
+def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] | str) -> Section:
+    if t.edges is None:
+        sec = Section("Decision difficulty", "The edges table is missing, so moves cannot be compared.")
+        sec.note("solve the variant with edges to get this section")
+        return sec
+    d = M.decision_difficulty(t.positions, t.edges)
+    if t.kind == "stochastic":
+        reading = (f"Over the {d.positions:,} decision position{'s' if d.positions != 1 else ''}, on average {_pct(d.good_move_share)} of the "
+                   f"legal moves are optimal (reach the best expected result); in {_pct(d.only_move_share)} "
+                   f"only one move is. A uniformly random move gives away {d.mean_loss:.3f} of expected "
+                   f"result on average." if d.positions else "There are no decision positions.")
+        rows = [["decision positions", d.positions], ["only one optimal move", _pct(d.only_move_share)],
+                ["average share of optimal moves", _pct(d.good_move_share)],
+                ["single legal move (forced)", _pct(d.forced_share)],
+                ["expected result lost by a random move", _fmt(d.mean_loss)]]
+    elif d.positions:
+        reading = (f"In the {d.positions:,} positions where the side to move can force a win, on average "
+                   f"{_pct(d.good_move_share)} of the legal moves keep the win, and in {_pct(d.only_move_share)} "
+                   f"exactly one move does (an 'only move'; {_pct(d.forced_share)} have a single legal move).")
+        rows = [["winning positions", d.positions], ["only one winning move", _pct(d.only_move_share)],
+                ["average share of winning moves", _pct(d.good_move_share)],
+                ["single legal move (forced)", _pct(d.forced_share)]]
+        for v in ("tie", "draw"):
+            if v in d.keep_share:
+                rows.append([f"average share of moves that keep a {v}", _pct(d.keep_share[v])])
+    else:
+        reading = "No position with a legal move is a win for the side to move."
+        rows = [["winning positions", 0]]
+    if isinstance(play, dict) and "random vs perfect" in play:
+        rp, pr, rr = play["random vs perfect"], play["perfect vs random"], play["random vs random"]
+        reading += (f" A player choosing uniformly at random among the legal moves wins "
+                    f"{_pct(rp.p_first)} of games as first player and {_pct(pr.p_second)} as second "
+                    f"player against a perfect player; two random players: the first wins "
+                    f"{_pct(rr.p_first)}, the second {_pct(rr.p_second)}.")
+        rows += [["random (1st) beats perfect (2nd)", _pct(rp.p_first)],
+                 ["random (2nd) beats perfect (1st)", _pct(pr.p_second)],
+                 ["random vs random: first player wins", _pct(rr.p_first)],
+                 ["random vs random: second player wins", _pct(rr.p_second)],
+                 ["random vs random: tied end", _pct(rr.p_tie)],
+                 ["random vs random: never ends" if rr.exact else
+                  f"random vs random: not over after {rr.max_plies:,} plies", _pct(rr.p_unfinished)]]
+    sec = Section("Decision difficulty", reading)
+    sec.table(["measure", "value"], rows)
+    if len(d.shares):
+        what = "optimal" if t.kind == "stochastic" else "winning"
+        doc.new_figure("good_moves", lambda ax: plots.good_move_shares(
+            ax, d.shares, what=what, title="How many moves are optimal" if what == "optimal" else
+            "How many moves keep the win"))
+        sec.figure("good_moves", f"Share of legal moves that are {what}, over the "
+                                 f"{'decision' if what == 'optimal' else 'winning'} positions.")
+    if isinstance(play, dict) and "random vs random" in play:
+        keys = [k for k in play if not k.startswith("_")]
+        doc.new_figure("play_outcomes", lambda ax: plots.play_outcomes(
+            ax, [_matchup_label(k) for k in keys],
+            [{"first": play[k].p_first, "second": play[k].p_second, "tie": play[k].p_tie,
+              "unfinished": play[k].p_unfinished} for k in keys]), size=(7.0, 3.2))
+        sec.figure("play_outcomes", "Results of games between random and perfect players "
+                                    "(colours from the first player's point of view).")
+        methods = sorted({play[k].method for k in keys})
+        best = ("the largest expected result, then the largest win probability" if t.kind == "stochastic"
+                else "win fastest, tie, draw, lose slowest")
+        exact = all(play[k].exact for k in keys)
+        sec.note("how random play was computed: " + "; ".join(methods) + ". The perfect player picks "
+                 f"uniformly among the best moves ({best}). These are {'exact ' if exact else ''}"
+                 "versions of Ludii's clarity (share of winning moves), decisiveness (random vs perfect) "
+                 "and balance (random vs random) measures.")
+        if "_skipped" in play:
+            sec.note(f"some matchups were skipped: {play['_skipped']}")
+    elif isinstance(play, str):
+        sec.note(play)
+    return sec
+
+
+def _length_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] | str) -> Section:
+    v = t.verdict
+    if isinstance(play, str) or "random vs random" not in play:
+        if t.kind == "deterministic":
+            reading = (f"With perfect play the game lasts {v.remoteness} plies." if v.remoteness is not None
+                       else "With perfect play the game never ends (a draw).")
+        else:
+            reading = "Game lengths need the edges table of a two-player variant."
+        sec = Section("Game length", reading)
+        sec.note(play if isinstance(play, str) else "random play could not be computed")
+        return sec
+    rr = play["random vs random"]
+    pp = play.get("perfect vs perfect")
+    if t.kind == "deterministic":
+        perfect_txt = (f"With perfect play the game lasts exactly {v.remoteness} plies (the winner "
+                       f"hurries, the loser holds out)." if v.remoteness is not None
+                       else "With perfect play the game never ends (a draw).")
+        perfect_line = v.remoteness
+    else:
+        perfect_line = None
+        never = "never end" if pp is None or pp.exact else f"are not over after {pp.max_plies:,} plies"
+        perfect_txt = (f"With perfect play a game lasts {_plies(pp.expected_length)} plies on average"
+                       + (f" ({_pct(pp.p_unfinished)} {never})" if pp.p_unfinished >= 5e-4 else "") + "."
+                       if pp is not None and pp.expected_length is not None
+                       else "With perfect play the game never ends." if pp is not None
+                       else "The perfect-play length is not computed (perfect play is not in the table).")
+    reading = perfect_txt + (f" Two random players take {_plies(rr.expected_length)} plies on average"
+                             if rr.expected_length is not None else " Random play never ends")
+    if len(rr.lengths):
+        reading += f" (from {int(rr.lengths.min())} to {int(rr.lengths.max())} plies with non-zero probability)"
+    reading += "."
+    if rr.p_unfinished >= 5e-4:
+        reading += (f" {_pct(rr.p_unfinished)} of random games never end." if rr.exact else
+                    f" {_pct(rr.p_unfinished)} of the simulated random games were still running after "
+                    f"{rr.max_plies:,} plies.")
+    sec = Section("Game length", reading)
+    rows = []
+    keys = [k for k in play if not k.startswith("_")]
+    for k in keys:
+        s = play[k]
+        rows.append([_matchup_label(k), _plies(s.expected_length), _pct(1 - s.p_unfinished),
+                     int(s.lengths.min()) if len(s.lengths) else "-", int(s.lengths.max()) if len(s.lengths) else "-"])
+    sec.table(["players", "mean plies (games that end)", "games that end", "shortest", "longest"], rows)
+    series = {_matchup_label(k): (play[k].lengths, play[k].length_probs) for k in keys
+              if k != "perfect vs perfect" or t.kind != "deterministic"}
+    doc.new_figure("game_length", lambda ax: plots.length_distribution(
+        ax, series, perfect=perfect_line, title="Game length: perfect vs random play"))
+    sec.figure("game_length", "Share of games over after at most k plies, for each pair of players "
+                              "(exact distribution); dashed line: the perfect-play length.")
+    if not rr.exact:
+        sec.note(rr.method)
+    return sec
+
+
+def _structure_section(doc: Document, t: _Tables) -> Section:
+    s = M.structure(t.positions, t.edges)
+    reading = (f"{s.positions:,} positions{' (one per symmetry class)' if t.meta.get('symmetry', True) else ''}, "
+               f"{s.terminal:,} of them final.")
+    if s.branching_mean is not None:
+        reading += f" A player has {s.branching_mean:.1f} legal moves on average (at most {s.branching_max})."
+    if s.cyclic_share is not None:
+        reading += (f" {_pct(s.cyclic_share)} of positions lie on a cycle (play can return to them), "
+                    f"so endless play is possible." if s.cyclic_share > 0
+                    else " No position can repeat: every game ends.")
+    sec = Section("Structure", reading)
+    rows = [["positions", s.positions], ["terminal positions", s.terminal],
+            ["decision positions", s.decision]]
+    if s.chance:
+        rows.append(["chance positions", s.chance])
+    if s.moves is not None:
+        rows.append(["moves (edges)", s.moves])
+    rows += [["branching factor: mean", _fmt(s.branching_mean)], ["branching factor: max", s.branching_max]]
+    if s.cyclic_share is not None:
+        rows += [["positions on a cycle", _pct(s.cyclic_share)], ["cyclic components", s.cycles],
+                 ["largest cyclic component", s.largest_cycle]]
+    for v, c in s.by_value.items():
+        rows.append([f"positions: {v}", c])
+    sec.table(["", "count"], rows)
+    nm = t.positions.filter((pl.col("kind") == M.DECISION) & (pl.col("num_moves") > 0))["num_moves"].to_numpy()
+    if len(nm):
+        doc.new_figure("branching", lambda ax: plots.branching(ax, nm))
+        sec.figure("branching", "Number of legal moves over the non-terminal decision positions.")
+    if s.cycle_method:
+        sec.note(f"cycles: positions in a strongly connected component of more than one position (or "
+                 f"with a move back to itself) of the stored position graph, found with {s.cycle_method}"
+                 f"{'; with symmetry a cycle may pass through symmetric images of a position' if t.meta.get('symmetry', True) else ''}.")
+    else:
+        sec.note("cycles need the edges table, which is missing.")
+    return sec
+
+
+def _provenance_section(t: _Tables, solution: Any) -> Section:
+    m = t.meta
+    variant = getattr(getattr(solution, "game", None), "variant", None)
+    given = variant.as_text() if variant is not None and variant.as_text() == m.get("variant") else m.get("variant")
+    params = ", ".join(f"{k}={v}" for k, v in (given or {}).items()) or "-"
+    sec = Section("Provenance", "Where the numbers come from: the table this report was computed from.")
+    secs = m.get("solve_seconds")
+    rows = [["game", m.get("game")], ["variant", m.get("label")], ["parameters", params],
+            ["variant id", m.get("variant_id")], ["rules version", m.get("rules_version")],
+            ["toolkit version", m.get("toolkit_version")], ["solver", m.get("solver")],
+            ["solution", m.get("solution")], ["symmetry", m.get("symmetry")],
+            ["table", str(getattr(solution, "path", "-"))],
+            ["solve time (s)", f"{secs:.2f}" if isinstance(secs, (int, float)) else "-"],
+            ["solved at", m.get("created")]]
+    sec.table(["", ""], rows)
+    return sec
+
+
+if __name__ == "__main__":  # python -m analysis.report [game ...]: reports of the presets
+    import sys
+
+    report_presets(sys.argv[1:] or None)
