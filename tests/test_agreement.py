@@ -84,3 +84,25 @@ def test_override_3x3_every_value_proven_by_verifier_and_sampled_alphabeta():
         state = game.decode(int(graph.keys[i]))
         want = (int(solved.value[i]), int(solved.remoteness[i]))
         assert ab.search(state, max_depth=want[1] + 1) == want
+
+
+def test_margin_one_pass_equals_threshold_passes_on_greener():
+    """On an acyclic scored game the one-pass topological margins equal the threshold method."""
+    from solver.engines import retrograde as R
+
+    game = make_game("greener", rows=3, cols=3, black=2, white=2, setup="BWG/GGB/WGG")
+    graph = enumerate_positions(game)
+    same = R._same_player_edges(graph)
+    roffsets, redge = graph.reverse()
+    one_pass = R._margins_acyclic(graph, same, roffsets, redge)
+    assert one_pass is not None
+    n = graph.n
+    terminal = graph.kind == 3
+    tm = graph.margin.astype(np.int64)
+    cands = np.unique(np.concatenate([tm[terminal], -tm[terminal], [0]]))
+    best = np.full(n, cands[0])
+    src = graph.parent_of_edge()
+    for t in cands[1:]:
+        ok = R._can_force_at_least(graph, same, roffsets, redge, src, tm, terminal, t)
+        best = np.where(ok, t, best)
+    assert np.array_equal(best, one_pass.astype(np.int64))

@@ -159,6 +159,9 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
     other, so a position where the mover cannot force ``>= t`` is one where the opponent can
     force ``> -t``; endless play counts as 0, decided per threshold.
     """
+    acyclic = _margins_acyclic(graph, same, roffsets, redge)
+    if acyclic is not None:
+        return acyclic
     n = graph.n
     terminal = graph.kind == NodeKind.TERMINAL
     tmargin = graph.margin.astype(np.int64)
@@ -171,6 +174,37 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
         ok = _can_force_at_least(graph, same, roffsets, redge, src_of_edge, tmargin, terminal, t)
         best = np.where(ok, t, best)
     return best.astype(np.int16)
+
+
+def _margins_acyclic(
+    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray
+) -> np.ndarray | None:
+    """Margins by one backward pass in topological order (Kahn's algorithm, level by level):
+    a position is settled once all its children are, as the best of their margins. Returns
+    ``None`` when the graph has a cycle (some position never settles)."""
+    n = graph.n
+    src_of_edge = graph.parent_of_edge()
+    pending = np.diff(graph.offsets).astype(np.int64)
+    margin = np.zeros(n, dtype=np.int64)
+    best = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    terminal = graph.kind == NodeKind.TERMINAL
+    margin[terminal] = graph.margin[terminal]
+    frontier = np.flatnonzero(pending == 0)
+    settled = len(frontier)
+    while len(frontier):
+        edges = _parents_of(frontier, roffsets, redge)
+        parents = src_of_edge[edges]
+        cm = margin[graph.child[edges]]
+        np.maximum.at(best, parents, np.where(same[edges], cm, -cm))
+        pending -= np.bincount(parents, minlength=n)
+        ready = unique(parents)
+        ready = ready[pending[ready] == 0]
+        margin[ready] = best[ready]
+        settled += len(ready)
+        frontier = ready
+    if settled < n:
+        return None
+    return margin.astype(np.int16)
 
 
 def _can_force_at_least(

@@ -18,19 +18,30 @@ How it is solved
    higher one, so tiers are solved from the highest down and iteration never crosses tiers.
 2. Inside a tier the strongly connected components of the positions are found
    (:func:`scipy.sparse.csgraph.connected_components`) and ordered by the longest path to the
-   tier's exits. Components without cycles are computed **exactly** in that order (backward
-   induction in topological order; an acyclic graph needs no iteration at all). Cyclic
-   components are solved by **block Gauss-Seidel sweeps** (one block per node kind, so in a game
-   that alternates chance and decision nodes every sweep carries new values a full turn) until the
-   largest change of a sweep is below ``tol``. Iteration starts from 0, so positions where
-   neither side can force anything keep the value 0 of endless play.
-3. **Win probabilities** by policy evaluation after the values converge. Among the moves of
-   (nearly) equal best value, each player takes one that maximises the probability that the game
-   ends at all (equivalently their own win probability, since win minus loss is fixed); among
-   those, one that makes progress (fewest steps to a finished game through such moves), so the
-   fixed strategies never circle when a win is available. The win and loss probabilities of those
-   strategies come from iterating the fixed policy; ``p_win - p_loss`` equals ``value`` up to the
-   tolerances (``stats["max_policy_gap"]``); endless play counts for neither.
+   tier's exits. Components without cycles are computed **exactly**, in that order (backward
+   induction in topological order: an acyclic graph needs no iteration at all).
+3. Cyclic components are solved by **block Gauss-Seidel sweeps** (one block per node kind, so in
+   a game that alternates chance and decision nodes every sweep carries new values a full turn)
+   until the largest change of a sweep is below ``tol``. Inside a cyclic component every move
+   is discounted by ``1 - discount_gap`` (1e-9): without it, the equations have spurious
+   solutions on loops (a loop of "wait" moves fits any constant), and plain iteration from 0
+   converges to the limit of finite-horizon games, where a player who may wait can time a move
+   to beat the horizon. The discounted equations have one solution, and its strategies are those
+   of the undiscounted game once the discount is small enough (Blackwell). Slow components (long
+   games under optimal play) are sped up by evaluating the current greedy strategies of both
+   sides exactly every ``evaluate_every`` sweeps (a sparse LU solve with the decision rows
+   eliminated), the sweeps going on from those values.
+4. **Strategies and exact values**: each decision node takes its best move under those values
+   (first of equals). The **win and loss probabilities** of both sides following these
+   strategies solve a linear system (exact on acyclic layers, a sparse solve polished by sweeps
+   on cyclic ones; positions the strategies never leave count as endless play), and the stored
+   value is exactly ``p_win - p_loss``: what the strategies earn, without any discount.
+5. **Certificate**: (a) every value satisfies its undiscounted Bellman equation (``residual``),
+   and (b) against each side's strategy the other side cannot keep the game going for ever
+   among positions where the first side was promised more than 0 (end components). (a) and (b)
+   prove that each side's strategy guarantees the values, so they are the values of the game.
+   If a check fails, the discount is made 1000 times smaller and the sweeps go on from the last
+   values (``max_rounds``); ``stats["certified"]`` and ``stats["rounds"]`` report it.
 
 Simultaneous nodes are not supported yet: :func:`simultaneous_node_values` is the hook where a
 matrix game per node (:mod:`solver.engines.matrix_game`, linear programming) will plug in.
@@ -46,6 +57,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
+from solver.engines.arrays import unique
 from solver.engines.enumerate import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports
@@ -63,14 +75,16 @@ class StochasticSolution:
 
     * ``value``: ``float64[n]`` expected result (+1 win, -1 loss, 0 tie/endless play).
     * ``p_win`` / ``p_loss``: ``float64[n]`` probability that the side to move wins / loses under
-      the optimal strategies of :attr:`best` (endless play counts for neither).
+      the optimal strategies of :attr:`best` (endless play counts for neither);
+      ``value == p_win - p_loss``.
     * ``best``: ``int64[n]`` at decision nodes the **global edge index** of the chosen move
       (``graph.child[best[i]]`` is the child row, ``best[i] - graph.offsets[i]`` the index in the
       list of legal actions); -1 at other nodes.
     * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
-    * ``residual``: the largest change in the last sweep of any component (0.0 when acyclic).
-    * ``converged``: whether every component got below the tolerance within ``max_sweeps``.
-    * ``stats``: details (components, per-tier sweeps, policy evaluation sweeps, checks).
+    * ``residual``: the largest violation of a Bellman equation by the final values (0.0 when
+      the graph is acyclic; below ``max(1e-9, 1000 * tol)`` when certified).
+    * ``converged``: every component converged and the certificate holds.
+    * ``stats``: details (components, per-tier sweeps, rounds, certificate, last sweep change).
     """
 
     value: np.ndarray
@@ -88,6 +102,26 @@ class StochasticSolution:
         has = self.best >= 0
         out[has] = self.best[has] - graph.offsets[:-1][has]
         return out
+
+
+def edge_values(graph: Graph, solution: StochasticSolution, row: int) -> list[tuple[int, float, float, float, float]]:
+    """The moves (or chance outcomes) of position ``row`` with what they are worth to its mover.
+
+    Returns ``(edge index, probability, value, p_win, p_loss)`` per edge in the order of the
+    game's actions (probability 1.0 at decision nodes), all from the point of view of the player
+    to move at ``row``. Sort by ``value`` for "best first".
+    """
+    out = []
+    me = int(graph.to_move[row])
+    chance = int(graph.kind[row]) == _CHANCE
+    for e in range(int(graph.offsets[row]), int(graph.offsets[row + 1])):
+        c = int(graph.child[e])
+        p = float(graph.probs[e]) if (chance and graph.probs is not None) else 1.0
+        if int(graph.to_move[c]) == me:
+            out.append((e, p, float(solution.value[c]), float(solution.p_win[c]), float(solution.p_loss[c])))
+        else:
+            out.append((e, p, -float(solution.value[c]), float(solution.p_loss[c]), float(solution.p_win[c])))
+    return out
 
 
 def tiers_from_game(game: Any, graph: Graph) -> np.ndarray | None:
@@ -115,8 +149,9 @@ def value_iteration(
     tiers: np.ndarray | None = None,
     tol: float = 1e-12,
     max_sweeps: int = 100_000,
-    tie_tol: float = 1e-9,
+    discount_gap: float = 1e-9,
     evaluate_every: int = 10,
+    max_rounds: int = 3,
     progress: Progress | None = None,
 ) -> StochasticSolution:
     """Solve a graph with chance nodes and cycles for expected results and win probabilities.
@@ -133,12 +168,14 @@ def value_iteration(
         Stop iterating a cyclic component when the largest change of a sweep is below this.
     max_sweeps : int
         Give up on a component after this many sweeps (``converged`` is then False).
-    tie_tol : float
-        Moves within this of the best value count as equally good when choosing the strategies
-        for the win probabilities.
+    discount_gap : float
+        Moves inside cyclic components are discounted by ``1 - discount_gap`` while iterating
+        (see the module docstring); the stored values are undiscounted.
     evaluate_every : int
         In a cyclic component, every this many sweeps evaluate the current greedy strategies
         exactly (sparse linear solve) to speed up slow convergence; 0 = plain sweeps only.
+    max_rounds : int
+        Rounds with a 1000 times smaller discount while the certificate fails.
     progress : callable, optional
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier of each stage.
 
@@ -180,59 +217,151 @@ def value_iteration(
 
     sys = _System(n, kind, offsets, child, deg)
     schedule = _schedule(sys, tiers)
+    loop_id = schedule.loop_id
+    looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
 
     terminal = kind == _TERMINAL
     result = np.asarray(graph.result, dtype=np.float64)
-
-    # 1. values ------------------------------------------------------------------------
+    check_tol = max(1e-9, 1000 * tol)
     value = np.where(terminal, result, 0.0)
     weight = sign * prob
-    sweeps, residual, converged, per_tier = _solve(
-        sys, schedule, value, weight, tol=tol, max_sweeps=max_sweeps,
-        stage="value", progress=progress, evaluate_every=evaluate_every,
-    )
+    sweeps = pol_sweeps = 0
+    per_tier: dict[int, dict[str, float]] = {}
+    rounds: list[dict[str, float]] = []
+    certified = False
+    for round_ in range(max(1, max_rounds)):
+        lam = 1.0 - discount_gap * 1e-3**round_
+        # 1. discounted values (exact on acyclic layers, sweeps on cyclic ones) ------------
+        sw, sweep_change, converged, tiers_stats = _solve(
+            sys, schedule, value, weight, lam, tol=tol, max_sweeps=max_sweeps,
+            stage="value", progress=progress, evaluate_every=evaluate_every,
+        )
+        sweeps += sw
+        for t_, st in tiers_stats.items():
+            acc = per_tier.setdefault(t_, {})
+            for k_, v_ in st.items():
+                acc[k_] = max(acc.get(k_, 0), v_) if k_ == "residual" else acc.get(k_, 0) + v_
 
-    # 2. strategies: value-optimal moves, most likely to end the game, making progress ----
-    decision_edge = kind[parent] == _DECISION
-    q = sign * value[child]
-    vopt = ~decision_edge | (q >= _edge_max(q, offsets, deg)[parent] - tie_tol)
-    ends = np.where(terminal, 1.0, 0.0)
-    end_weight = np.where(vopt, prob, 0.0)
-    end_sweeps, end_res, end_conv, _ = _solve(
-        sys, schedule, ends, end_weight, tol=tol, max_sweeps=max_sweeps,
-        stage="ending", progress=progress, active=vopt, evaluate_every=evaluate_every,
-    )
-    t = np.where(vopt, ends[child], -np.inf)
-    topt = vopt & (~decision_edge | (t >= _edge_max(t, offsets, deg)[parent] - tie_tol))
-    best = _progress_policy(sys, kind, parent, topt, vopt, ends, tie_tol)
+        # 2. strategies: the best move of every decision node --------------------------------
+        q = weight * value[child] * np.where(looping, lam, 1.0)
+        best = _first_best(kind, parent, offsets, deg, q)
 
-    # 3. win/loss probabilities of those strategies (policy evaluation) ----------------------
-    chosen = np.zeros(len(child), dtype=bool)
-    chosen[best[best >= 0]] = True
-    active = chance_edge | chosen
-    p_win = np.where(terminal & (result > 0), 1.0, 0.0)
-    p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
-    pol_sweeps, pol_res, pol_conv = _evaluate_policy(
-        sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
-        progress=progress,
-    )
+        # 3. what those strategies earn: win/loss probabilities, undiscounted ----------------
+        chosen = np.zeros(len(child), dtype=bool)
+        chosen[best[best >= 0]] = True
+        active = chance_edge | chosen
+        p_win = np.where(terminal & (result > 0), 1.0, 0.0)
+        p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+        sw, pol_res, pol_conv = _evaluate_policy(
+            sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
+            progress=progress,
+        )
+        pol_sweeps += sw
+        payoff = p_win - p_loss
 
-    gap = float(np.max(np.abs(p_win - p_loss - value))) if n else 0.0
+        # 4. certificate ------------------------------------------------------------------------
+        bellman = _bellman_residual(sys, parent, sign, prob, payoff)
+        trapped = [
+            int(_endless_traps(sys, parent, to_move, payoff, best, player, check_tol).sum())
+            for player in (0, 1)
+        ]
+        rounds.append({"discount_gap": 1.0 - lam, "sweeps": sw, "last_sweep_change": sweep_change,
+                       "bellman_residual": bellman, "trapped_0": trapped[0], "trapped_1": trapped[1]})
+        if bellman <= check_tol and not any(trapped):
+            certified = True
+            break
+
     stats = {
         "tiers": per_tier,
         "components": schedule.stats,
-        "ending_sweeps": end_sweeps,
-        "ending_residual": end_res,
+        "rounds": len(rounds),
+        "certificate": rounds,
+        "certified": certified,
         "policy_sweeps": pol_sweeps,
         "policy_residual": pol_res,
-        "max_policy_gap": gap,
         "tol": tol,
-        "tie_tol": tie_tol,
     }
     return StochasticSolution(
-        value=value, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps, residual=residual,
-        converged=converged and end_conv and pol_conv, stats=stats,
+        value=payoff, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps, residual=bellman,
+        converged=converged and pol_conv and certified, stats=stats,
     )
+
+
+def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``int64[n]``: at decision nodes the first edge with the largest ``q``, else -1."""
+    n = len(deg)
+    best = np.full(n, -1, dtype=np.int64)
+    top = _edge_max(q, offsets, deg)
+    dec_edge = kind[parent] == _DECISION
+    e = np.flatnonzero(dec_edge & (q >= top[parent]))
+    if len(e):
+        p = parent[e]
+        first = np.r_[True, p[1:] != p[:-1]]
+        best[p[first]] = e[first]
+    return best
+
+
+def _bellman_residual(sys: "_System", parent: np.ndarray, sign: np.ndarray, prob: np.ndarray, value: np.ndarray) -> float:
+    """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions."""
+    if not len(sys.child):
+        return 0.0
+    q = sign * value[sys.child]
+    best = _edge_max(q, sys.offsets, sys.deg)
+    mean = np.bincount(parent, weights=prob * q, minlength=sys.n)
+    rhs = np.where(sys.kind == _DECISION, best, mean)
+    inner = sys.kind != _TERMINAL
+    return float(np.max(np.abs(rhs[inner] - value[inner]))) if inner.any() else 0.0
+
+
+def _endless_traps(
+    sys: "_System",
+    parent: np.ndarray,
+    to_move: np.ndarray,
+    value: np.ndarray,
+    best: np.ndarray,
+    player: int,
+    thresh: float,
+) -> np.ndarray:
+    """Positions where ``player``'s opponent can keep the game going for ever against
+    ``player``'s fixed moves although ``player`` was promised more than 0 there.
+
+    These are the end components (sets the play can stay in for ever: chance nodes and
+    ``player``'s chosen moves stay inside, the opponent has a move that stays) among the
+    positions worth more than ``thresh`` to ``player``; found by repeated strongly connected
+    components, removing positions that cannot stay.
+    """
+    kind = sys.kind
+    n = sys.n
+    child = sys.child
+    mine = np.where(to_move == player, value, -value)
+    alive = (kind != _TERMINAL) & (mine > thresh)
+    if not alive.any():
+        return alive
+    own_dec = (kind == _DECISION) & (to_move == player)
+    relevant = np.ones(len(child), dtype=bool)
+    own_edge = own_dec[parent]
+    relevant[own_edge] = False
+    chosen = best[own_dec]
+    relevant[chosen[chosen >= 0]] = True
+    must_all = (kind == _CHANCE) | own_dec  # every relevant move must stay inside
+    need = np.bincount(parent, weights=relevant.astype(np.float64), minlength=n)
+    while True:
+        e = np.flatnonzero(relevant & alive[parent] & alive[child])
+        idx = np.flatnonzero(alive)
+        pos = np.full(n, -1, dtype=np.int64)
+        pos[idx] = np.arange(len(idx))
+        src, dst = pos[parent[e]], pos[child[e]]
+        mat = csr_matrix((np.ones(len(e), dtype=np.int8), (src, dst)), shape=(len(idx), len(idx)))
+        _, label = connected_components(mat, directed=True, connection="strong")
+        inside = label[src] == label[dst]
+        stay = np.bincount(parent[e[inside]], minlength=n)
+        ok = np.where(must_all, stay >= need, stay >= 1)
+        new_alive = alive & ok
+        if np.array_equal(new_alive, alive):
+            return alive
+        alive = new_alive
+        if not alive.any():
+            return alive
 
 
 # --- internals ---------------------------------------------------------------------------------
@@ -264,6 +393,8 @@ class _Layer:
 class _Schedule:
     layers: list[_Layer]
     stats: dict[str, int]
+    #: per position, the index of the layer whose cyclic part holds it (-1: not cyclic)
+    loop_id: np.ndarray
 
 
 def _group_max(loc: np.ndarray, x: np.ndarray, m: int) -> np.ndarray:
@@ -296,10 +427,11 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
     """Order the positions: tiers from the highest, then components in topological order."""
     layers: list[_Layer] = []
+    loop_id = np.full(sys.n, -1, dtype=np.int64)
     totals = {"components": 0, "cyclic_components": 0, "cyclic_positions": 0, "layers": 0}
     inner = sys.kind != _TERMINAL
     local = np.full(sys.n, -1, dtype=np.int64)
-    for tier in np.unique(tiers[inner])[::-1].tolist():
+    for tier in unique(tiers[inner])[::-1].tolist():
         nodes = np.flatnonzero(inner & (tiers == tier))
         m = len(nodes)
         local[nodes] = np.arange(m)
@@ -317,7 +449,7 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
         # component graph and longest-path height (sinks = 0)
         cu, cv = label[src], label[dst]
         cross = cu != cv
-        pairs = np.unique(cu[cross] * ncomp + cv[cross])
+        pairs = unique(cu[cross] * ncomp + cv[cross])
         cu, cv = pairs // ncomp, pairs % ncomp
         outdeg = np.bincount(cu, minlength=ncomp)
         order = np.argsort(cv, kind="stable")
@@ -332,7 +464,7 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
             pe = _ranges(rin[frontier], rin[frontier + 1] - rin[frontier])
             p = preds[pe]
             np.subtract.at(outdeg, p, 1)
-            frontier = np.unique(p[outdeg[p] == 0])
+            frontier = unique(p[outdeg[p] == 0])
             h += 1
         node_height = height[label]
         node_cyclic = cyclic[label]
@@ -341,13 +473,15 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
         for k in range(h):
             members = by_height[bounds[k] : bounds[k + 1]]
             cyc = node_cyclic[members]
-            layers.append(_Layer(tier, np.sort(nodes[members[~cyc]]), np.sort(nodes[members[cyc]])))
+            loop = np.sort(nodes[members[cyc]])
+            loop_id[loop] = len(layers)
+            layers.append(_Layer(tier, np.sort(nodes[members[~cyc]]), loop))
         totals["components"] += int(ncomp)
         totals["cyclic_components"] += int(cyclic.sum())
         totals["cyclic_positions"] += int(node_cyclic.sum())
         totals["layers"] += h
         local[nodes] = -1
-    return _Schedule(layers, totals)
+    return _Schedule(layers, totals, loop_id)
 
 
 def _edges_of(sys: _System, nodes: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -384,6 +518,7 @@ def _solve(
     schedule: _Schedule,
     value: np.ndarray,
     weight: np.ndarray,
+    lam: float,
     *,
     tol: float,
     max_sweeps: int,
@@ -394,7 +529,8 @@ def _solve(
 ) -> tuple[int, float, bool, dict[int, dict[str, float]]]:
     """Solve ``v = max/sum_e weight_e * v[child_e]`` in place, layer by layer.
 
-    Decision nodes take the max over their (active) edges, chance nodes the weighted sum.
+    Decision nodes take the max over their (active) edges, chance nodes the weighted sum;
+    edges inside a cyclic component are discounted by ``lam``.
     Returns ``(sweeps, largest final residual, converged, per-tier stats)``.
     """
     kind = sys.kind
@@ -419,7 +555,7 @@ def _solve(
             value[nodes] = _combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
         if len(layer.loop):
             sw, res, ok, kept = _iterate_loop(
-                sys, layer.loop, value, weight, active, in_loop, tol, max_sweeps, evaluate_every
+                sys, layer.loop, value, weight, lam, active, in_loop, tol, max_sweeps, evaluate_every
             )
             stats["evaluations"] = stats.get("evaluations", 0) + kept
             sweeps_total += sw
@@ -437,13 +573,15 @@ def _iterate_loop(
     nodes: np.ndarray,
     value: np.ndarray,
     weight: np.ndarray,
+    lam: float,
     active: np.ndarray | None,
     in_loop: np.ndarray,
     tol: float,
     max_sweeps: int,
     evaluate_every: int,
 ) -> tuple[int, float, bool, int]:
-    """Block Gauss-Seidel on cyclic positions (one block per node kind) until the change < tol.
+    """Block Gauss-Seidel on cyclic positions (one block per node kind) until the change < tol;
+    the edges inside the component are discounted by ``lam``.
 
     Every ``evaluate_every`` sweeps the current greedy strategies of both sides are evaluated
     exactly (a sparse linear solve) and the sweeps continue from those values; this only
@@ -455,8 +593,8 @@ def _iterate_loop(
     in_loop[nodes] = True
     e, loc = _edges_of(sys, nodes, active)
     ch = sys.child[e]
-    w = weight[e]
     internal = in_loop[ch]
+    w = weight[e] * np.where(internal, lam, 1.0)
     node_kind = kind[nodes]
     blocks = []
     for k in (_CHANCE, _DECISION):
@@ -529,39 +667,89 @@ def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> 
     preds = src[order]
     rin = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(dst, minlength=m), out=rin[1:])
-    frontier = np.unique(sources)
+    frontier = unique(sources)
     reach[frontier] = True
     while len(frontier):
         p = preds[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
-        p = np.unique(p[~reach[p]])
+        p = unique(p[~reach[p]])
         reach[p] = True
         frontier = p
     return reach
 
 
-def _linear_solve(m: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, b: np.ndarray, keep: np.ndarray) -> np.ndarray | None:
-    """Solve ``x = b + A x`` on the unknowns ``keep`` (the others are 0); ``None`` on failure."""
+def _linear_solve(
+    m: int,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    vals: np.ndarray,
+    b: np.ndarray,
+    keep: np.ndarray,
+    passthrough: np.ndarray,
+) -> np.ndarray | None:
+    """Solve ``x = b + A x`` on the unknowns ``keep`` (the others are 0); ``None`` on failure.
+
+    ``passthrough`` marks rows with at most one entry (decision nodes under fixed strategies):
+    they are eliminated first (chains followed by pointer doubling), so the sparse LU sees only
+    the other rows (chance nodes), a much smaller system.
+    """
     from scipy.sparse import identity
     from scipy.sparse.linalg import spsolve
 
     x = np.zeros(m)
-    idx = np.flatnonzero(keep)
-    if not len(idx):
+    if not keep.any():
         return x
-    pos = np.full(m, -1, dtype=np.int64)
-    pos[idx] = np.arange(len(idx))
-    ok = keep[rows] & keep[cols]
-    k = len(idx)
-    a = csr_matrix((vals[ok], (pos[rows[ok]], pos[cols[ok]])), shape=(k, k))
-    try:
-        with np.errstate(all="ignore"):
-            sol = spsolve((identity(k, format="csr") - a).tocsc(), b[idx])
-    except Exception:  # a singular or failing factorisation: skip the acceleration
-        return None
-    sol = np.asarray(sol, dtype=np.float64).reshape(-1)
-    if not np.all(np.isfinite(sol)):
-        return None
-    x[idx] = sol
+    # x_i = coef_i * x_ptr_i + const_i for pass-through rows
+    ptr = np.full(m, -1, dtype=np.int64)
+    coef = np.zeros(m)
+    const = np.where(passthrough & keep, b, 0.0)
+    single = passthrough[rows]
+    ptr[rows[single]] = cols[single]
+    coef[rows[single]] = vals[single]
+    ptr[~keep] = -1
+    coef[~keep] = 0.0
+    for _ in range(64):
+        idx = np.flatnonzero(passthrough & (ptr >= 0))
+        idx = idx[passthrough[ptr[idx]]]
+        if not len(idx):
+            break
+        j = ptr[idx]
+        const[idx] = const[idx] + coef[idx] * const[j]
+        coef[idx] = coef[idx] * coef[j]
+        ptr[idx] = ptr[j]
+    else:  # circles of pass-through rows only: they never leave, so 0
+        stuck = passthrough & (ptr >= 0)
+        stuck[stuck] = passthrough[ptr[stuck]]
+        ptr[stuck], coef[stuck], const[stuck] = -1, 0.0, 0.0
+    # substitute the pass-through rows into the others
+    other = ~single
+    r, c0, v0 = rows[other], cols[other], vals[other]
+    rhs = np.where(passthrough, 0.0, b)
+    via = passthrough[c0]
+    rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
+    c = np.where(via, ptr[c0], c0)
+    v = np.where(via, v0 * coef[c0], v0)
+    ok = (c >= 0) & keep[r]
+    c = np.maximum(c, 0)
+    ok &= keep[c]
+    solve = keep & ~passthrough
+    idx = np.flatnonzero(solve)
+    if len(idx):
+        pos = np.full(m, -1, dtype=np.int64)
+        pos[idx] = np.arange(len(idx))
+        ok &= solve[c]
+        k = len(idx)
+        a = csr_matrix((v[ok], (pos[r[ok]], pos[c[ok]])), shape=(k, k))
+        try:
+            with np.errstate(all="ignore"):
+                sol = spsolve((identity(k, format="csr") - a).tocsc(), rhs[idx])
+        except Exception:  # a singular or failing factorisation: skip the acceleration
+            return None
+        sol = np.asarray(sol, dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(sol)):
+            return None
+        x[idx] = sol
+    pt = np.flatnonzero(passthrough & keep)
+    x[pt] = const[pt] + np.where(ptr[pt] >= 0, coef[pt] * x[np.maximum(ptr[pt], 0)], 0.0)
     return x
 
 
@@ -606,62 +794,11 @@ def _evaluate_greedy(
     rows, cols = loc[ui], slot[ui]
     b = np.bincount(loc[ue], weights=c[ue], minlength=m)
     keep = _reaching(m, rows, cols, loc[ue])
-    x = _linear_solve(m, rows, cols, w[ui], b, keep)
+    x = _linear_solve(m, rows, cols, w[ui], b, keep, sys.kind[nodes] == _DECISION)
     if x is None:
         return None
     value[nodes] = x
     return use & dec_edge
-
-
-def _progress_policy(
-    sys: _System,
-    kind: np.ndarray,
-    parent: np.ndarray,
-    topt: np.ndarray,
-    vopt: np.ndarray,
-    ends: np.ndarray,
-    tie_tol: float,
-) -> np.ndarray:
-    """A move per decision node: value-optimal, ending-optimal, fewest steps to an end.
-
-    Breadth-first search backwards from the terminal positions over the ending-optimal moves
-    (a chance node is reached when any outcome is); each decision node takes the first such
-    move that reaches a position of the previous level. Decision nodes from which no end is
-    reachable that way take their first value-optimal move.
-    """
-    n = sys.n
-    child = sys.child
-    best = np.full(n, -1, dtype=np.int64)
-    usable = topt & (ends[parent] > tie_tol) | (kind[parent] == _CHANCE)
-    ue = np.flatnonzero(usable)
-    order = np.argsort(child[ue], kind="stable")
-    ue = ue[order]
-    rin = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(child[ue], minlength=n), out=rin[1:])
-    reached = kind == _TERMINAL
-    frontier = np.flatnonzero(reached)
-    while len(frontier):
-        e = ue[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
-        e = e[~reached[parent[e]]]
-        if not len(e):
-            break
-        e = np.sort(e)  # first move (lowest edge id) of each parent wins
-        p = parent[e]
-        first = np.r_[True, p[1:] != p[:-1]]
-        p, e = p[first], e[first]
-        dec = kind[p] == _DECISION
-        best[p[dec]] = e[dec]
-        reached[p] = True
-        frontier = p
-    missing = np.flatnonzero((kind == _DECISION) & (best < 0))
-    if len(missing):
-        e = _ranges(sys.offsets[missing], sys.deg[missing])
-        ok = vopt[e]
-        e = e[ok]
-        p = parent[e]
-        first = np.r_[True, p[1:] != p[:-1]] if len(p) else np.zeros(0, dtype=bool)
-        best[p[first]] = e[first]
-    return best
 
 
 def _evaluate_policy(
@@ -714,7 +851,10 @@ def _evaluate_policy(
             zero = np.zeros(len(nodes))
             base_w, base_l = step(nodes, e[~internal], loc[~internal], zero, zero)
             ei, li = e[internal], loc[internal]
-            exact = _solve_policy(nodes, ei, li, base_w, base_l, sys.child, prob, same, loc[~internal])
+            exact = _solve_policy(
+                nodes, ei, li, base_w, base_l, sys.child, prob, same, loc[~internal],
+                sys.kind[nodes] == _DECISION,
+            )
             if exact is not None:
                 p_win[nodes], p_loss[nodes] = exact
             sweeps = 0
@@ -745,6 +885,7 @@ def _solve_policy(
     prob: np.ndarray,
     same: np.ndarray,
     exits: np.ndarray,
+    decision: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Exact win/loss probabilities on a cyclic set under fixed moves (``e``: internal edges).
 
@@ -759,7 +900,8 @@ def _solve_policy(
     cols = np.concatenate([np.where(s, j, j + m), np.where(s, j + m, j)])
     vals = np.concatenate([p, p])
     keep = _reaching(m, loc, j, exits)
-    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]))
+    dec = np.concatenate([decision, decision])
+    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
     if x is None:
         return None
     return x[:m], x[m:]
