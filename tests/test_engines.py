@@ -176,3 +176,15 @@ def test_verifier_accepts_retrograde_and_catches_tampering():
     bad = s3.margin.copy()
     bad[r3[0]] = 3
     assert check_margins(g3, bad)
+
+
+def test_parallel_enumeration_gives_the_same_graph(monkeypatch):
+    import solver.engines.enumerate as E
+    from solver.games import make_game
+
+    monkeypatch.setattr(E, "_PARALLEL_MIN", 10)  # split even tiny plies across the pool
+    game = make_game("override", size=2, line=2, per_size=2)
+    a = E.enumerate_positions(game, workers=2, chunk=50)
+    b = E.enumerate_positions(game, workers=1)
+    for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "result", "margin"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
 import numpy as np
 
 from solver.core.game import Game, NodeKind
@@ -91,6 +95,7 @@ def enumerate_positions(
     chunk: int = 200_000,
     max_positions: int | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> Graph:
     """Enumerate every position reachable from ``game.initial_state()``.
 
@@ -106,6 +111,9 @@ def enumerate_positions(
         Stop with :class:`~solver.errors.TooBigError` beyond this many positions.
     progress : callable, optional
         Called after every ply as ``progress(ply, positions_so_far, frontier_size)``.
+    workers : int, optional
+        Processes expanding chunks in parallel (default: the number of CPUs; 1 = no pool).
+        Only large plies are split; the result does not depend on it.
     """
     from solver.errors import TooBigError
 
@@ -119,10 +127,12 @@ def enumerate_positions(
     level_keys: list[np.ndarray] = []
     level_parts: list[list] = []
     ply = 0
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    pool = None
     while len(frontier):
-        parts = []
-        for s in range(0, len(frontier), chunk):
-            parts.append(game.expand(frontier[s : s + chunk], canonical=symmetry))
+        if workers > 1 and len(frontier) >= _PARALLEL_MIN and pool is None:
+            pool = _start_pool(game, workers)
+        parts = _expand_level(game, frontier, chunk, symmetry, pool, workers)
         level_keys.append(frontier)
         level_parts.append(parts)
         kids = [p.children for p in parts if len(p.children)]
@@ -143,6 +153,8 @@ def enumerate_positions(
                 "raise --max-positions or pick a smaller variant"
             )
         ply += 1
+    if pool is not None:
+        pool.shutdown()
 
     # Assemble arrays in BFS order, then sort rows by key.
     bfs_keys = np.concatenate(level_keys)
@@ -190,3 +202,39 @@ def enumerate_positions(
         symmetry=symmetry,
         stats={"plies": len(level_keys)},
     )
+
+
+#: plies with fewer positions than this are expanded in this process
+_PARALLEL_MIN = 100_000
+_WORKER_GAME: Game | None = None
+
+
+def _init_worker(game: Game) -> None:
+    global _WORKER_GAME
+    _WORKER_GAME = game
+
+
+def _expand_in_worker(keys: np.ndarray, canonical: bool):
+    assert _WORKER_GAME is not None
+    return _WORKER_GAME.expand(keys, canonical=canonical)
+
+
+def _start_pool(game: Game, workers: int) -> ProcessPoolExecutor | None:
+    """A pool of forked processes that each hold the game (None where fork is unavailable)."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
+                               initargs=(game,))
+
+
+def _expand_level(game: Game, frontier: np.ndarray, chunk: int, symmetry: bool,
+                  pool: ProcessPoolExecutor | None, workers: int) -> list:
+    """Expansions of a ply's positions, in order, in chunks (in the pool for large plies)."""
+    if pool is None or len(frontier) < _PARALLEL_MIN:
+        return [game.expand(frontier[s : s + chunk], canonical=symmetry)
+                for s in range(0, len(frontier), chunk)]
+    size = min(chunk, -(-len(frontier) // (4 * workers)))
+    pieces = [frontier[s : s + size] for s in range(0, len(frontier), size)]
+    return list(pool.map(_expand_in_worker, pieces, [symmetry] * len(pieces)))
