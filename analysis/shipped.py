@@ -16,7 +16,6 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("override", "3x3"),
     ("greener", "3x3"),
     ("greener", "3x3-3"),
-    ("greener", "3x4"),
     ("blam", "3x3"),
     ("carrots", "3x3"),
     ("carrots", "4x4"),
