@@ -27,12 +27,15 @@ How it is solved
    solutions on loops (a loop of "wait" moves fits any constant), and plain iteration from 0
    converges to the limit of finite-horizon games, where a player who may wait can time a move
    to beat the horizon. The discounted equations have one solution, and its strategies are those
-   of the undiscounted game once the discount is small enough (Blackwell). Slow components (long
-   games under optimal play) are sped up by evaluating the current greedy strategies of both
-   sides exactly every ``evaluate_every`` sweeps (a sparse LU solve with the decision rows
-   eliminated), the sweeps going on from those values.
+   of the undiscounted game once the discount is small enough (Blackwell). After
+   ``warmup_sweeps`` sweeps a component is finished by **strategy iteration** (Hoffman-Karp:
+   player 1 best-responds by policy iteration, then player 0 improves, until neither can; each
+   strategy pair evaluated exactly by a sparse LU solve with the decision rows eliminated), which
+   ends after finitely many steps even where sweeps would need millions (long games under
+   optimal play, and the tiny discount). A last sweep measures the remaining change.
 4. **Strategies and exact values**: each decision node takes its best move under those values
-   (first of equals). The **win and loss probabilities** of both sides following these
+   (the first of equally good moves; where a player is indifferent, e.g. between endless play
+   and a fair gamble, the win probabilities depend on that choice, the value does not). The **win and loss probabilities** of both sides following these
    strategies solve a linear system (exact on acyclic layers, a sparse solve polished by sweeps
    on cyclic ones; positions the strategies never leave count as endless play), and the stored
    value is exactly ``p_win - p_loss``: what the strategies earn, without any discount.
@@ -150,7 +153,7 @@ def value_iteration(
     tol: float = 1e-12,
     max_sweeps: int = 100_000,
     discount_gap: float = 1e-9,
-    evaluate_every: int = 10,
+    warmup_sweeps: int = 10,
     max_rounds: int = 3,
     progress: Progress | None = None,
 ) -> StochasticSolution:
@@ -171,9 +174,9 @@ def value_iteration(
     discount_gap : float
         Moves inside cyclic components are discounted by ``1 - discount_gap`` while iterating
         (see the module docstring); the stored values are undiscounted.
-    evaluate_every : int
-        In a cyclic component, every this many sweeps evaluate the current greedy strategies
-        exactly (sparse linear solve) to speed up slow convergence; 0 = plain sweeps only.
+    warmup_sweeps : int
+        Sweeps of a cyclic component before strategy iteration finishes it exactly. 0 = sweeps
+        only (for tests; very slow inside loops because the discount is tiny).
     max_rounds : int
         Rounds with a 1000 times smaller discount while the certificate fails.
     progress : callable, optional
@@ -215,7 +218,7 @@ def value_iteration(
     if np.any(tiers[child] < tiers[parent]):
         raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
 
-    sys = _System(n, kind, offsets, child, deg)
+    sys = _System(n, kind, offsets, child, deg, np.asarray(to_move, dtype=np.int64))
     schedule = _schedule(sys, tiers)
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
@@ -234,7 +237,7 @@ def value_iteration(
         # 1. discounted values (exact on acyclic layers, sweeps on cyclic ones) ------------
         sw, sweep_change, converged, tiers_stats = _solve(
             sys, schedule, value, weight, lam, tol=tol, max_sweeps=max_sweeps,
-            stage="value", progress=progress, evaluate_every=evaluate_every,
+            stage="value", progress=progress, warmup_sweeps=warmup_sweeps,
         )
         sweeps += sw
         for t_, st in tiers_stats.items():
@@ -265,7 +268,7 @@ def value_iteration(
             int(_endless_traps(sys, parent, to_move, payoff, best, player, check_tol).sum())
             for player in (0, 1)
         ]
-        rounds.append({"discount_gap": 1.0 - lam, "sweeps": sw, "last_sweep_change": sweep_change,
+        rounds.append({"discount_gap": 1.0 - lam, "last_sweep_change": sweep_change,
                        "bellman_residual": bellman, "trapped_0": trapped[0], "trapped_1": trapped[1]})
         if bellman <= check_tol and not any(trapped):
             certified = True
@@ -374,6 +377,7 @@ class _System:
     offsets: np.ndarray
     child: np.ndarray
     deg: np.ndarray
+    to_move: np.ndarray
 
 
 @dataclass
@@ -525,7 +529,7 @@ def _solve(
     stage: str,
     progress: Progress | None,
     active: np.ndarray | None = None,
-    evaluate_every: int = 10,
+    warmup_sweeps: int = 10,
 ) -> tuple[int, float, bool, dict[int, dict[str, float]]]:
     """Solve ``v = max/sum_e weight_e * v[child_e]`` in place, layer by layer.
 
@@ -555,7 +559,7 @@ def _solve(
             value[nodes] = _combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
         if len(layer.loop):
             sw, res, ok, kept = _iterate_loop(
-                sys, layer.loop, value, weight, lam, active, in_loop, tol, max_sweeps, evaluate_every
+                sys, layer.loop, value, weight, lam, active, in_loop, tol, max_sweeps, warmup_sweeps
             )
             stats["evaluations"] = stats.get("evaluations", 0) + kept
             sweeps_total += sw
@@ -578,16 +582,15 @@ def _iterate_loop(
     in_loop: np.ndarray,
     tol: float,
     max_sweeps: int,
-    evaluate_every: int,
+    warmup_sweeps: int,
 ) -> tuple[int, float, bool, int]:
-    """Block Gauss-Seidel on cyclic positions (one block per node kind) until the change < tol;
-    the edges inside the component are discounted by ``lam``.
+    """Solve a cyclic set of positions (edges inside it discounted by ``lam``).
 
-    Every ``evaluate_every`` sweeps the current greedy strategies of both sides are evaluated
-    exactly (a sparse linear solve) and the sweeps continue from those values; this only
-    speeds up slow components (the result is still certified by a sweep with change < tol).
-    Evaluation stops after three in a row that do not lower the residual. Returns
-    ``(sweeps, residual, converged, evaluations)``.
+    ``warmup_sweeps`` block Gauss-Seidel sweeps (one block per node kind), then, unless they
+    already converged, exact strategy iteration (:func:`_strategy_iteration`) and one more sweep
+    whose largest change is the reported residual. With ``warmup_sweeps=0``: sweeps only, until
+    the change is below ``tol`` (slow: the discount is tiny). Returns
+    ``(sweeps, residual, converged, strategy evaluations)``.
     """
     kind = sys.kind
     in_loop[nodes] = True
@@ -630,32 +633,24 @@ def _iterate_loop(
         return res
 
     sweeps = 0
-    kept = 0
-    failures = 0
-    last_after = np.inf
-    choice: np.ndarray | None = None
+    evaluations = 0
     residual = np.inf
     while sweeps < max_sweeps:
         residual = sweep()
         sweeps += 1
         if residual < tol:
             break
-        if evaluate_every and failures < 3 and sweeps % evaluate_every == 0 and sweeps < max_sweeps:
-            choice = _evaluate_greedy(sys, nodes, loc, ch, w, internal, value, choice)
-            if choice is None:
-                failures = 3
-                continue
-            kept += 1
-            after = sweep()
-            sweeps += 1
-            # policy-iteration steps should shrink the residual; stop using them if they do not
-            failures = failures + 1 if after >= last_after else 0
-            last_after = after
-            residual = after
-            if residual < tol:
+        if warmup_sweeps and sweeps >= warmup_sweeps:
+            evaluations = _strategy_iteration(sys, nodes, loc, ch, w, internal, value)
+            if evaluations < 0:  # a failed solve: plain sweeps only
+                warmup_sweeps = 0
+                evaluations = 0
+            else:
+                residual = sweep()
+                sweeps += 1
                 break
     in_loop[nodes] = False
-    return sweeps, float(residual), bool(residual < tol), kept
+    return sweeps, float(residual), bool(residual < tol), evaluations
 
 
 def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
@@ -753,7 +748,7 @@ def _linear_solve(
     return x
 
 
-def _evaluate_greedy(
+def _strategy_iteration(
     sys: _System,
     nodes: np.ndarray,
     loc: np.ndarray,
@@ -761,44 +756,76 @@ def _evaluate_greedy(
     w: np.ndarray,
     internal: np.ndarray,
     value: np.ndarray,
-    previous: np.ndarray | None,
-) -> np.ndarray | None:
-    """Set ``value[nodes]`` to the exact values of the current greedy strategies.
+    max_evaluations: int = 10_000,
+) -> int:
+    """Hoffman-Karp strategy iteration on a cyclic set; sets ``value[nodes]`` exactly.
 
-    Each decision node keeps its previous choice (``previous``, a bool mask over the edges)
-    while that is still best, else takes its first best move, so ties do not flip a progressing
-    move for a circling one. Positions from which the fixed strategies never leave the component
-    get 0 (endless play). Returns the choice mask, or ``None`` when the solve fails.
+    Start from the greedy moves under the current values. Player 1 improves (switches to a
+    strictly better move wherever there is one, values re-evaluated exactly each time) until
+    it cannot: a best response; then player 0 improves once, and so on until neither can.
+    With the discount this ends after finitely many exact evaluations, at the solution of the
+    discounted equations. Returns the number of evaluations, -1 when a solve fails.
     """
     m = len(nodes)
     if m == 0 or not len(loc):
-        return None
-    c = w * value[ch]
-    dec_edge = sys.kind[nodes][loc] == _DECISION
+        return 0
+    node_kind = sys.kind[nodes]
+    dec_edge = node_kind[loc] == _DECISION
     starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
-    node_max = np.full(m, -np.inf)
-    node_max[loc[starts]] = np.maximum.reduceat(c, starts)
-    is_max = dec_edge & (c >= node_max[loc] - 1e-15)
-    if previous is not None:
-        stay = previous & is_max
-        kept_nodes = np.zeros(m, dtype=bool)
-        kept_nodes[loc[stay]] = True
-        is_max &= ~kept_nodes[loc] | stay
-    cand = np.flatnonzero(is_max)
-    first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
-    use = ~dec_edge
-    use[first] = True
+    owners = loc[starts]
     slot = np.searchsorted(nodes, ch)
-    ui = use & internal
-    ue = use & ~internal
-    rows, cols = loc[ui], slot[ui]
-    b = np.bincount(loc[ue], weights=c[ue], minlength=m)
-    keep = _reaching(m, rows, cols, loc[ue])
-    x = _linear_solve(m, rows, cols, w[ui], b, keep, sys.kind[nodes] == _DECISION)
-    if x is None:
-        return None
-    value[nodes] = x
-    return use & dec_edge
+    passthrough = node_kind == _DECISION
+
+    def greedy(current: np.ndarray | None, who: int | None) -> tuple[np.ndarray, bool]:
+        """The choice mask after switching ``who``'s nodes to strictly better moves."""
+        c = w * value[ch]
+        node_max = np.full(m, -np.inf)
+        node_max[owners] = np.maximum.reduceat(c, starts)
+        top = c >= node_max[loc]
+        if current is None:
+            cand = np.flatnonzero(dec_edge & top)
+            first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
+            out = np.zeros(len(c), dtype=bool)
+            out[first] = True
+            return out, True
+        now = np.full(m, -np.inf)
+        now[loc[current]] = c[current]
+        margin = 1e-13 * np.maximum(1.0, np.abs(node_max))
+        switch = (node_max > now + margin) & (sys.to_move[nodes] == who) & passthrough
+        if not switch.any():
+            return current, False
+        cand = np.flatnonzero(dec_edge & top & switch[loc])
+        first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
+        out = current & ~switch[loc]
+        out[first] = True
+        return out, True
+
+    def evaluate(choice: np.ndarray) -> bool:
+        use = ~dec_edge | choice
+        ui = use & internal
+        ue = use & ~internal
+        rows, cols = loc[ui], slot[ui]
+        b = np.bincount(loc[ue], weights=w[ue] * value[ch[ue]], minlength=m)
+        keep = _reaching(m, rows, cols, loc[ue])
+        x = _linear_solve(m, rows, cols, w[ui], b, keep, passthrough)
+        if x is None:
+            return False
+        value[nodes] = x
+        return True
+
+    choice, _ = greedy(None, None)
+    evaluations = 0
+    while evaluations < max_evaluations:
+        if not evaluate(choice):
+            return -1
+        evaluations += 1
+        choice, changed = greedy(choice, 1)
+        if changed:
+            continue
+        choice, changed = greedy(choice, 0)
+        if not changed:
+            break
+    return evaluations
 
 
 def _evaluate_policy(
