@@ -18,7 +18,6 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("greener", "3x3-3"),
     ("blam", "3x3"),
     ("carrots", "3x3"),
-    ("carrots", "4x4"),
 ]
 
 #: shipped tuning sweeps: (game, fixed parameters, varied parameters)

@@ -71,6 +71,8 @@ class MoveValue:
     margin: int | None = None
     expected: float | None = None
     probability: float | None = None
+    p_win: float | None = None
+    p_loss: float | None = None
 
 
 @dataclass
@@ -196,7 +198,8 @@ class Solution:
         margin = None if pv.margin is None else (pv.margin if same else -pv.margin)
         if pv.value is None:
             exp = pv.expected if same else -pv.expected
-            return MoveValue(name, None, None, margin, exp, prob)
+            p_win, p_loss = (pv.p_win, pv.p_loss) if same else (pv.p_loss, pv.p_win)
+            return MoveValue(name, None, None, margin, exp, prob, p_win, p_loss)
         code = VALUE_NAMES.index(pv.value)
         eff = code if same else int(FLIP[code])
         return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
@@ -332,7 +335,9 @@ def solve_graph(
     sol = value_iteration(graph, tiers=tiers, tol=tol)
     cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     return cols, {"solver": "value_iteration", "solution": "stochastic",
-                  "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol}, None
+                  "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
+                  "converged": bool(sol.converged),
+                  "certified": bool(sol.stats.get("certified", False))}, None
 
 
 def _solve_paranoid(game: Game, graph: Graph):

@@ -25,6 +25,10 @@ EPILOG = """examples:
 """
 
 
+#: about 400 bytes per position at peak: this many fits in 24 GB with room to spare
+DEFAULT_MAX_POSITIONS = 40_000_000
+
+
 def _variant_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="game name (see `pyramids list`)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
@@ -52,15 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve a variant and write its Parquet table")
     _variant_args(p)
     p.add_argument("--force", action="store_true", help="solve again even if the table exists")
-    p.add_argument("--max-positions", type=int, default=None,
-                   help="refuse variants with more positions than this")
+    p.add_argument("--max-positions", type=int, default=DEFAULT_MAX_POSITIONS,
+                   help="stop with a clear error beyond this many positions (default %(default)s, "
+                        "about what 24 GB of memory holds; 0 = no limit)")
     p.add_argument("--tol", type=float, default=1e-12, help="value-iteration tolerance (chance games)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
     p = sub.add_parser("show", help="a position's value and every move's value, best first")
     _variant_args(p)
-    p.add_argument("--moves", default="", help='moves from the start, space-separated, e.g. "AL@a1 BL@c3"')
+    p.add_argument("--moves", default="", help='moves from the start, space-separated, e.g. "AL@a1 BL@c3" '
+                                               '(comma-separated when a move name has spaces)')
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("play", help="play in the terminal against perfect play")
@@ -129,6 +135,14 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
                  progress=progress and sys.stderr.isatty(), **kw)
 
 
+def split_moves(text: str) -> list[str]:
+    """Moves from ``--moves``: comma-separated when there is a comma (for names with spaces,
+    e.g. ``"plant rS@b2, pass"``), else space-separated."""
+    if "," in text:
+        return [m.strip() for m in text.split(",") if m.strip()]
+    return text.split()
+
+
 def _player(p: int) -> str:
     return f"player {p + 1}"
 
@@ -164,7 +178,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     game = _game(args)
     t0 = time.perf_counter()
     sol = solve(game, out=args.out, force=args.force, symmetry=not args.no_symmetry,
-                max_positions=args.max_positions, progress=not args.quiet and sys.stderr.isatty(),
+                max_positions=args.max_positions or None, progress=not args.quiet and sys.stderr.isatty(),
                 tol=args.tol)
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
@@ -200,6 +214,13 @@ def summarize(sol, wall: float) -> dict[str, Any]:
     }
     if "by_value" in counts:
         out["by_value"] = counts["by_value"]
+    if sol.stochastic and root.kind == "chance":
+        state = sol.game.initial_state()
+        out["arrangements"] = [
+            {"outcome": m.move, "probability": m.probability, "expected": m.expected,
+             "p_win": m.p_win, "p_loss": m.p_loss}
+            for m in sol.moves(state)
+        ]
     if "seats" in meta:
         out["question"] = meta["question"]
         out["seats"] = meta["seats"]
@@ -262,6 +283,13 @@ def format_summary(s: dict[str, Any]) -> str:
     else:
         lines.append(f"  start          expected result {st['expected']:+.6f} for {who}; "
                      f"wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}")
+    if "arrangements" in s and len(s["arrangements"]) > 1:
+        lines.append(f"  per arrangement (player {st['to_move']}'s view):")
+        for a in s["arrangements"][:50]:
+            lines.append(f"    {a['outcome']:<20} p={a['probability']:.4f}  expected {a['expected']:+.6f}"
+                         f"  wins {a['p_win']:.4%}  loses {a['p_loss']:.4%}")
+        if len(s["arrangements"]) > 50:
+            lines.append(f"    ... {len(s['arrangements']) - 50} more (see --json)")
     if "sweeps" in s:
         lines.append(f"  value iteration {s['sweeps']} sweeps, residual {s['residual']:.2e}")
     if s["reused_table"]:
@@ -274,7 +302,7 @@ def format_summary(s: dict[str, Any]) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     game = _game(args)
-    state = game.play(args.moves.split())
+    state = game.play(split_moves(args.moves))
     sol = _solution(args, game)
     pv = sol.lookup(state)
     moves = sol.moves(state)

@@ -125,3 +125,18 @@ def test_play_against_perfect_play(tmp_path):
 def test_entry_point_installed():
     proc = subprocess.run([sys.executable, "-m", "solver.cli", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0 and "solve" in proc.stdout
+
+
+def test_moves_split_on_commas_when_names_have_spaces():
+    from solver.cli import split_moves
+
+    assert split_moves("AL@a1 BL@c3") == ["AL@a1", "BL@c3"]
+    assert split_moves("plant rS@b2, pass") == ["plant rS@b2", "pass"]
+    assert split_moves("") == []
+
+
+def test_too_big_variant_is_a_clear_error(capsys, tmp_path):
+    code, out, err = run(capsys, "solve", "override", "--preset", "3x3", "--max-positions", "500",
+                         "--out", str(tmp_path))
+    assert code == 2 and "more than 500 positions" in err and "--max-positions" in err
+    assert not list(tmp_path.rglob("*.parquet"))
