@@ -140,3 +140,26 @@ def test_too_big_variant_is_a_clear_error(capsys, tmp_path):
                          "--out", str(tmp_path))
     assert code == 2 and "more than 500 positions" in err and "--max-positions" in err
     assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_show_chance_game_json(capsys, tmp_path, monkeypatch):
+    """DiceRace to 2 (faces 1 and 2, advance or stay), worked by hand from the side to roll:
+    V(1, b) = +1 (any roll finishes). V(0, 1) = 1/2 (roll 2: win) + 1/2 (roll 1: the opponent at
+    1 then wins: -1) = 0. V(0, 0) = 1/2 + 1/2 max(advance -> opponent's V(0, 1) = 0, stay ->
+    -V(0, 0)) = 1/2. Winning chances: 1/2 (roll 2) + 1/2 * 1/2 (roll 1, advance, the opponent
+    rolls 1 and cannot finish, then we finish) = 3/4."""
+    import solver.games as games
+
+    monkeypatch.setitem(games.REGISTRY, "dicerace", "tests.toygames:DiceRace")
+    code, out, _ = run(capsys, "show", "dicerace", "--out", str(tmp_path), "--json")
+    assert code == 0
+    obj = json.loads(out)
+    assert obj["kind"] == "chance"
+    assert obj["expected"] == pytest.approx(0.5, abs=1e-9)
+    assert obj["p_win"] == pytest.approx(0.75, abs=1e-9)
+    assert [m["probability"] for m in obj["moves"]] == [0.5, 0.5]
+    # after rolling a 1: advancing is worth 0 (opponent's V(0, 1) = 0), staying -1/2
+    code, out, _ = run(capsys, "show", "dicerace", "--out", str(tmp_path), "--json", "--moves", "roll1")
+    moves = {m["move"]: m["expected"] for m in json.loads(out)["moves"]}
+    assert moves["advance"] == pytest.approx(0.0, abs=1e-9)
+    assert moves["stay"] == pytest.approx(-0.5, abs=1e-9)

@@ -100,3 +100,61 @@ class Explicit(Game):
 W0 = (Result.WIN, Result.LOSS)  # player 0 wins
 W1 = (Result.LOSS, Result.WIN)  # player 1 wins
 TIE = (Result.TIE, Result.TIE)
+
+
+class DiceRace(Game):
+    """Two racers on a track of ``target`` squares. A turn: roll a die with faces 1 and 2
+    (chance node), then advance by the roll or stay put (decision). Reaching the target wins.
+
+    State: (pos0, pos1, to_move, roll) with roll 0 = not rolled yet (chance node).
+    Staying put forever is possible, so the graph has cycles.
+    """
+
+    name = "dicerace"
+    params = (Param("target", "int", 2, "squares to the finish", min=1),)
+
+    def initial_state(self) -> tuple[int, int, int, int]:
+        return (0, 0, 0, 0)
+
+    def node_kind(self, s) -> NodeKind:
+        if max(s[0], s[1]) >= self.variant.target:
+            return NodeKind.TERMINAL
+        return NodeKind.CHANCE if s[3] == 0 else NodeKind.DECISION
+
+    def to_move(self, s) -> int:
+        return s[2]
+
+    def chance_outcomes(self, s):
+        from fractions import Fraction
+
+        return [(1, Fraction(1, 2)), (2, Fraction(1, 2))]
+
+    def legal_actions(self, s) -> list[str]:
+        return ["advance", "stay"]
+
+    def apply(self, s, action):
+        if self.node_kind(s) == NodeKind.CHANCE:
+            return (s[0], s[1], s[2], action)
+        pos = list(s[:2])
+        if action == "advance":
+            pos[s[2]] = min(pos[s[2]] + s[3], self.variant.target)
+        return (pos[0], pos[1], 1 - s[2], 0)
+
+    def action_name(self, s, action) -> str:
+        return f"roll{action}" if self.node_kind(s) == NodeKind.CHANCE else str(action)
+
+    def outcome(self, s) -> Outcome:
+        return Outcome.win_for(0 if s[0] >= self.variant.target else 1)
+
+    def encode(self, s) -> int:
+        t = self.variant.target + 1
+        return ((s[0] * t + s[1]) * 2 + s[2]) * 3 + s[3]
+
+    def decode(self, key: int):
+        key, roll = divmod(key, 3)
+        key, player = divmod(key, 2)
+        p0, p1 = divmod(key, self.variant.target + 1)
+        return (p0, p1, player, roll)
+
+    def render(self, s) -> str:
+        return f"racers at {s[0]} and {s[1]}, player {s[2] + 1} " + ("to roll" if s[3] == 0 else f"rolled {s[3]}")
