@@ -106,3 +106,17 @@ def test_margin_one_pass_equals_threshold_passes_on_greener():
         ok = R._can_force_at_least(graph, same, roffsets, redge, src, tm, terminal, t)
         best = np.where(ok, t, best)
     assert np.array_equal(best, one_pass.astype(np.int64))
+
+
+def test_blam_3x3_retrograde_equals_alphabeta_everywhere():
+    """Every position of Blam! 3x3 per_size=1 (cycles are possible: own pyramids return)."""
+    game = make_game("blam", rows=3, cols=3, per_size=1)
+    graph, solved = agree_everywhere(game)
+    assert check_values(graph, solved.value, solved.remoteness) == []
+    margins = retrograde(graph, scored=True).margin
+    assert check_margins(graph, margins) == []
+
+
+def test_blam_symmetry_on_and_off_agree():
+    n_sym, n_all = symmetry_agrees(make_game("blam", rows=3, cols=3, per_size=1))
+    assert n_sym < n_all
