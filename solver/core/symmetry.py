@@ -67,6 +67,28 @@ def grid_symmetry_array(rows: int, cols: int) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=None)
+def grid_rays(
+    rows: int, cols: int, directions: tuple[tuple[int, int], ...]
+) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """For every cell, the non-empty rays in ``directions`` ((row step, column step) pairs),
+    each the cells met going outward, nearest first, in the order of ``directions``."""
+    out = []
+    for cell in range(rows * cols):
+        r, c = divmod(cell, cols)
+        rays = []
+        for dr, dc in directions:
+            ray = []
+            rr, cc = r + dr, c + dc
+            while 0 <= rr < rows and 0 <= cc < cols:
+                ray.append(rr * cols + cc)
+                rr, cc = rr + dr, cc + dc
+            if ray:
+                rays.append(tuple(ray))
+        out.append(tuple(rays))
+    return tuple(out)
+
+
 def cell_name(cell: int, cols: int) -> str:
     """Chess-like name of a cell: column letter + row number from the bottom (``a1`` = row 0).
 

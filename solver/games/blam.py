@@ -60,7 +60,7 @@ from typing import NamedTuple
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
-from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
+from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
@@ -144,20 +144,7 @@ class Blam(Game[BlamState]):
     # --- geometry ---------------------------------------------------------------------
     def _make_rays(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
         """Per square, the non-empty rays (cells outward, nearest first) in the 8 directions."""
-        out = []
-        for cell in range(self.n):
-            r, c = divmod(cell, self.cols)
-            rays = []
-            for dr, dc in _DIRECTIONS:
-                ray = []
-                rr, cc = r + dr, c + dc
-                while 0 <= rr < self.rows and 0 <= cc < self.cols:
-                    ray.append(rr * self.cols + cc)
-                    rr, cc = rr + dr, cc + dc
-                if ray:
-                    rays.append(tuple(ray))
-            out.append(tuple(rays))
-        return tuple(out)
+        return grid_rays(self.rows, self.cols, _DIRECTIONS)
 
     # --- the protocol -----------------------------------------------------------------
     def initial_state(self) -> BlamState:

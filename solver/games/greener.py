@@ -43,7 +43,7 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
-from solver.core.symmetry import cell_name, grid_symmetry_array, parse_cell
+from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
@@ -384,20 +384,7 @@ class Greener(Game[GreenerState]):
 
     def _build_rays(self) -> list[tuple[tuple[int, ...], ...]]:
         """For every cell, the cells met going north, east, south and west (nearest first)."""
-        rays = []
-        for cell in range(self.cells):
-            r, c = divmod(cell, self.cols)
-            out = []
-            for dr, dc in ((1, 0), (0, 1), (-1, 0), (0, -1)):
-                ray = []
-                rr, cc = r + dr, c + dc
-                while 0 <= rr < self.rows and 0 <= cc < self.cols:
-                    ray.append(rr * self.cols + cc)
-                    rr, cc = rr + dr, cc + dc
-                if ray:
-                    out.append(tuple(ray))
-            rays.append(tuple(out))
-        return rays
+        return list(grid_rays(self.rows, self.cols, ((1, 0), (0, 1), (-1, 0), (0, -1))))
 
     # --- setups ------------------------------------------------------------------------
     @property
