@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 from scipy.sparse import linalg as sla
 
+from solver.core.arrays import unique, unique_counts
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
 
 __all__ = [
@@ -346,7 +347,8 @@ def value_remoteness_table(positions: pl.DataFrame) -> pl.DataFrame:
     codes = _np(positions, "value").astype(np.int64)[det]
     rem = _remoteness(positions)[det]
     rem_key = np.where(rem < 0, np.iinfo(np.int64).max // 8, rem)
-    levels, inverse = np.unique(rem_key, return_inverse=True)
+    levels = unique(rem_key)
+    inverse = np.searchsorted(levels, rem_key)
     table = np.zeros((len(levels), 4), dtype=np.int64)
     np.add.at(table, (inverse, codes), 1)
     is_draw_row = levels == np.iinfo(np.int64).max // 8
@@ -941,7 +943,7 @@ def _simulate(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray, kind: np.
     result[result < 0] = 3
     counts = np.bincount(result, minlength=4) / samples
     ended = result < 3
-    lengths, lcounts = np.unique(length[ended], return_counts=True)
+    lengths, lcounts = unique_counts(length[ended])
     exp_len = float(length[ended].mean()) if ended.any() else None
     half = 1.96 * np.sqrt(0.25 / samples)
     method = (f"simulation of {samples:,} games (seed {seed}, at most {max_plies:,} plies); "
@@ -1003,7 +1005,7 @@ def cyclic_positions(n: int, src: np.ndarray, dst: np.ndarray, *, method: str = 
         raise ValueError(f"unknown method {method!r}; use auto, networkx or scipy")
     sizes = np.bincount(labels)
     on_cycle = (sizes[labels] > 1) | self_loop
-    cyc_labels = np.unique(labels[on_cycle])
+    cyc_labels = unique(labels[on_cycle])
     largest = int(sizes[cyc_labels].max()) if len(cyc_labels) else 0
     return on_cycle, int(len(cyc_labels)), largest, method
 

@@ -204,11 +204,6 @@ class Solution:
         eff = code if same else int(FLIP[code])
         return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
 
-    # --- summaries ----------------------------------------------------------------------
-    def counts(self) -> dict[str, int]:
-        """Positions by value of the side to move (deterministic games)."""
-        return dict(self.meta.get("counts", {}).get("by_value", {}))
-
 
 def _move_order_key(m: MoveValue) -> tuple:
     """Best first: win fastest, then tie, draw, lose slowest; chance games by expected result."""

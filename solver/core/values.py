@@ -18,6 +18,3 @@ NO_REMOTENESS = np.uint16(0xFFFF)
 #: value of a position for the player who moved into it (the opponent of its side to move)
 FLIP = np.array([WIN, DRAW, TIE, LOSE], dtype=np.int8)
 
-
-def value_name(code: int) -> str:
-    return VALUE_NAMES[int(code)]

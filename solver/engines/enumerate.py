@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from solver.core.game import Game, NodeKind
-from solver.engines.arrays import isin_sorted, ranges, unique
+from solver.core.arrays import isin_sorted, ranges, unique
 
 #: callback(ply, positions_so_far, frontier_size) for progress bars
 Progress = Callable[[int, int, int], None]

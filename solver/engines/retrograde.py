@@ -29,7 +29,7 @@ import numpy as np
 
 from solver.core.game import NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
-from solver.engines.arrays import ranges, unique
+from solver.core.arrays import ranges, unique
 from solver.engines.enumerate import Graph
 
 #: callback(step_name, level, decided_so_far)

@@ -60,7 +60,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
-from solver.engines.arrays import unique
+from solver.core.arrays import unique
 from solver.engines.enumerate import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports

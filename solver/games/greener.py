@@ -43,6 +43,7 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
@@ -431,7 +432,7 @@ class Greener(Game[GreenerState]):
             for cell in range(n):  # column by column keeps the temporaries small
                 value += boards[:, gather[cell]].astype(np.int64) * weights[cell]
             best = value if best is None else np.minimum(best, value)
-        uniq, counts = np.unique(best, return_counts=True)
+        uniq, counts = unique_counts(best)
         out = []
         for value, count in zip(uniq.tolist(), counts.tolist()):
             digits = []
