@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 
 from solver.core.game import Game, NodeKind
-from solver.core.arrays import isin_sorted, ranges, unique
+from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique
 
 #: callback(ply, positions_so_far, frontier_size) for progress bars
 Progress = Callable[[int, int, int], None]
@@ -66,11 +66,7 @@ class Graph:
     def reverse(self) -> tuple[np.ndarray, np.ndarray]:
         """Parents in CSR form: ``(roffsets int64[n+1], redge int64[E])`` where
         ``redge[roffsets[c]:roffsets[c+1]]`` are the edge ids ending at row ``c``."""
-        order = np.argsort(self.child, kind="stable")
-        counts = np.bincount(self.child, minlength=self.n)
-        roffsets = np.zeros(self.n + 1, dtype=np.int64)
-        np.cumsum(counts, out=roffsets[1:])
-        return roffsets, order.astype(np.int64)
+        return group_by(self.child, self.n)
 
     def row_of(self, key: int) -> int:
         """Row of ``key``, or -1 when it is not a reachable position."""
@@ -184,7 +180,7 @@ def enumerate_positions(
     np.cumsum(sorted_counts, out=offsets[1:])
     edge_src = ranges(bfs_offsets[order], sorted_counts)
     child_keys = children[edge_src]
-    child_rows = np.searchsorted(keys, child_keys).astype(np.int64)
+    child_rows = lookup_sorted(keys, child_keys)
     if probs is not None:
         probs = probs[edge_src]
 

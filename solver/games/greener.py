@@ -46,6 +46,7 @@ from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
+from solver.games._greener_jit import expand_kernel
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 BLACK, WHITE, GREEN = 0, 1, 2
@@ -630,79 +631,17 @@ class Greener(Game[GreenerState]):
         ):
             return Game.expand(self, keys, canonical=canonical)
         t = self._batch_tables()
-        n = self.cells
         if int(keys.max()) >= self.root_key:
             raise ValueError("key out of range for this variant")
-        k = keys.astype(np.int64)
-        passes = k % 3
-        to_move = (k // 3) % 2
-        boards = self._unrank_many(k // 6, t)
-        count = len(k)
-        terminal = passes == 2
-        kind = np.where(terminal, NodeKind.TERMINAL, NodeKind.DECISION).astype(np.int8)
-
-        # captures: one candidate per (from-cell, direction), in the order of captures()
-        colour = t["colour"][boards]  # -1 empty, 0 black, 1 white, 2 green
-        mine = (colour == to_move[:, None]) & ~terminal[:, None]
-        src_list, dst_list, valid_cols = [], [], []
-        for src, ray in t["pairs"]:
-            first = np.full(count, -1, dtype=np.int64)
-            for cell in reversed(ray):
-                first = np.where(boards[:, cell] != EMPTY, cell, first)
-            valid_cols.append(mine[:, src] & (first >= 0))
-            dst_list.append(first)
-            src_list.append(src)
-        if valid_cols:
-            valid = np.stack(valid_cols, axis=1)
-            dst_all = np.stack(dst_list, axis=1)
-        else:
-            valid = np.zeros((count, 0), dtype=bool)
-            dst_all = np.zeros((count, 0), dtype=np.int64)
-        ncap = valid.sum(axis=1)
-        is_pass = ~terminal & (ncap == 0)
-
-        cap_row, cap_col = np.nonzero(valid)
-        src = np.asarray(src_list, dtype=np.int64)[cap_col]
-        dst = dst_all[cap_row, cap_col]
-        cap_boards = boards[cap_row].copy()
-        edge = np.arange(len(cap_row))
-        cap_boards[edge, dst] = t["combine"][boards[cap_row, src], boards[cap_row, dst]]
-        cap_boards[edge, src] = EMPTY
-        pass_row = np.flatnonzero(is_pass)
-
-        rows = np.concatenate([cap_row, pass_row])
-        child_boards = np.concatenate([cap_boards, boards[pass_row]])
-        child_move = 1 - to_move[rows]
-        child_passes = np.concatenate([np.zeros(len(cap_row), dtype=np.int64), passes[pass_row] + 1])
-        order = np.argsort(rows, kind="stable")
-        child_boards, child_move, child_passes = child_boards[order], child_move[order], child_passes[order]
-        if canonical:
-            rank = None
-            for gather in t["gathers"]:
-                r = self._rank_many(child_boards[:, gather], t)
-                rank = r if rank is None else np.minimum(rank, r)
-        else:
-            rank = self._rank_many(child_boards, t)
-        children = ((rank * 2 + child_move) * 3 + child_passes).astype(np.uint64)
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(np.where(is_pass, 1, ncap), out=offsets[1:])
-
-        # terminal results and margins from the side to move
-        greens = t["greens"][boards]
-        heights = t["heights"][boards]
-        score_b = np.where(colour == BLACK, greens, 0).sum(axis=1)
-        score_w = np.where(colour == WHITE, greens, 0).sum(axis=1)
-        diff = score_b - score_w
-        if self.tiebreak == "tallest":
-            tall_b = np.where(colour == BLACK, heights, 0).max(axis=1, initial=0)
-            tall_w = np.where(colour == WHITE, heights, 0).max(axis=1, initial=0)
-            diff = np.where(diff == 0, np.sign(tall_b - tall_w), np.sign(diff))
-        sign = np.where(to_move == BLACK, 1, -1)
-        result = np.where(terminal, np.sign(diff) * sign, 0).astype(np.int8)
-        margin = np.where(terminal, (score_b - score_w) * sign, 0).astype(np.int32)
+        s_gr, s_h, s_m = t["stride"]
+        kind, to_move, offsets, children, result, margin = expand_kernel(
+            keys.astype(np.int64), self.cells, self.green, t["ncodes"], t["cum"], s_m, s_h, s_gr,
+            t["heights"], t["greens"], t["colour"], t["combine"], t["pair_src"], t["pair_off"],
+            t["pair_cells"], t["gather_array"], canonical, self.tiebreak == "tallest",
+        )
         return Expansion(
             kind=kind,
-            to_move=to_move.astype(np.int8),
+            to_move=to_move,
             offsets=offsets,
             children=children,
             probs=None,
@@ -739,7 +678,9 @@ class Greener(Game[GreenerState]):
         for m in range(1, n + 1):
             vals = counts[m - 1][np.clip(big_h - hh, 0, n), np.clip(gr - gg, 0, greens)]
             cum[m, :, :, 1:] = np.cumsum(np.where(ok, vals, 0), axis=2)
-        pairs = [(src, ray) for src in range(n) for ray in self._rays[src]]
+        pairs = [(src, ray) for src in range(n) for ray in self._rays[src] if ray]
+        pair_off = np.zeros(len(pairs) + 1, dtype=np.int64)
+        np.cumsum([len(ray) for _, ray in pairs], out=pair_off[1:])
         self._tables = {
             "heights": heights,
             "greens": green_of,
@@ -748,52 +689,12 @@ class Greener(Game[GreenerState]):
             "cum": cum.reshape(-1),
             "stride": (ncodes + 1, (greens + 1) * (ncodes + 1), (n + 1) * (greens + 1) * (ncodes + 1)),
             "ncodes": ncodes,
-            "pairs": pairs,
-            "gathers": [np.asarray(row, dtype=np.int64) for row in grid_symmetry_array(self.rows, self.cols)],
+            "pair_src": np.array([src for src, _ in pairs], dtype=np.int64),
+            "pair_off": pair_off,
+            "pair_cells": np.array([c for _, ray in pairs for c in ray], dtype=np.int64),
+            "gather_array": np.ascontiguousarray(grid_symmetry_array(self.rows, self.cols), dtype=np.int64),
         }
         return self._tables
-
-    def _rank_many(self, boards: np.ndarray, t: dict[str, Any]) -> np.ndarray:
-        """Vectorised :meth:`BoardRanker.rank` of an ``(N, cells)`` array of codes."""
-        s_gr, s_h, s_m = t["stride"]
-        count = len(boards)
-        big_h = np.full(count, self.cells, dtype=np.int64)
-        gr = np.full(count, self.green, dtype=np.int64)
-        rank = np.zeros(count, dtype=np.int64)
-        cum, heights, greens = t["cum"], t["heights"], t["greens"]
-        for i in range(self.cells):
-            code = boards[:, i]
-            rank += cum[(self.cells - i) * s_m + big_h * s_h + gr * s_gr + code]
-            big_h -= heights[code]
-            gr -= greens[code]
-        return rank
-
-    def _unrank_many(self, ranks: np.ndarray, t: dict[str, Any]) -> np.ndarray:
-        """Vectorised :meth:`BoardRanker.unrank` (binary search in the cumulative table)."""
-        s_gr, s_h, s_m = t["stride"]
-        count = len(ranks)
-        r = ranks.copy()
-        big_h = np.full(count, self.cells, dtype=np.int64)
-        gr = np.full(count, self.green, dtype=np.int64)
-        out = np.empty((count, self.cells), dtype=np.int64)
-        cum, heights, greens = t["cum"], t["heights"], t["greens"]
-        for i in range(self.cells):
-            base = (self.cells - i) * s_m + big_h * s_h + gr * s_gr
-            lo = np.zeros(count, dtype=np.int64)  # invariant: cum[lo] <= r < cum[hi]
-            hi = np.full(count, t["ncodes"], dtype=np.int64)
-            while True:
-                active = hi - lo > 1
-                if not active.any():
-                    break
-                mid = (lo + hi) // 2
-                le = cum[base + mid] <= r
-                lo = np.where(active & le, mid, lo)
-                hi = np.where(active & ~le, mid, hi)
-            out[:, i] = lo
-            r -= cum[base + lo]
-            big_h -= heights[lo]
-            gr -= greens[lo]
-        return out
 
     # --- people ------------------------------------------------------------------------
     def cell_text(self, code: int) -> str:

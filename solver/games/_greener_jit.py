@@ -1,0 +1,160 @@
+"""Compiled (numba) batch expansion of Greener positions.
+
+One pass per key: unrank the board, list the captures in the order of
+:meth:`solver.games.greener.Greener.captures` (from-cell ascending, then north, east, south,
+west), build each child board, and key it (canonical: the lexicographically smallest image
+under the board symmetries, ranked once, since ranks order boards lexicographically).
+``tests/test_greener.py`` proves the output equal to the readable rules.
+
+Tables come from ``Greener._batch_tables`` (``cum`` is the flattened cumulative-count table of
+the exact board ranking, indexed ``m * s_m + H * s_h + greens * s_gr + code``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# node kinds (values of solver.core.game.NodeKind)
+_DECISION = 0
+_TERMINAL = 3
+
+
+@njit(cache=True, nogil=True)
+def _rank(board, n, green, cum, s_m, s_h, s_gr, heights, greens):
+    big_h = n
+    gr = green
+    r = 0
+    for i in range(n):
+        code = board[i]
+        r += cum[(n - i) * s_m + big_h * s_h + gr * s_gr + code]
+        big_h -= heights[code]
+        gr -= greens[code]
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
+    big_h = n
+    gr = green
+    for i in range(n):
+        base = (n - i) * s_m + big_h * s_h + gr * s_gr
+        lo = 0
+        hi = ncodes  # invariant: cum[base + lo] <= r < cum[base + hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if cum[base + mid] <= r:
+                lo = mid
+            else:
+                hi = mid
+        out[i] = lo
+        r -= cum[base + lo]
+        big_h -= heights[lo]
+        gr -= greens[lo]
+
+
+@njit(cache=True, nogil=True)
+def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, colour,
+                  combine, pair_src, pair_off, pair_cells, gathers, canonical, tallest):
+    """Children and terminal data of ``keys`` (int64). Returns
+    ``(kind, to_move, offsets, children, result, margin)`` as in :class:`Expansion`."""
+    count = len(keys)
+    npairs = len(pair_src)
+    nsym = gathers.shape[0]
+    kind = np.empty(count, dtype=np.int8)
+    to_move = np.empty(count, dtype=np.int8)
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    result = np.zeros(count, dtype=np.int8)
+    margin = np.zeros(count, dtype=np.int32)
+    cap = count * (npairs + 1)
+    children = np.empty(cap, dtype=np.uint64)
+    board = np.empty(n, dtype=np.int64)
+    child = np.empty(n, dtype=np.int64)
+    image = np.empty(n, dtype=np.int64)
+    best = np.empty(n, dtype=np.int64)
+    e = 0
+    for row in range(count):
+        k = keys[row]
+        passes = k % 3
+        player = (k // 3) % 2
+        _unrank(k // 6, board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
+        to_move[row] = player
+        if passes == 2:
+            kind[row] = _TERMINAL
+            score_b = 0
+            score_w = 0
+            tall_b = 0
+            tall_w = 0
+            for i in range(n):
+                c = colour[board[i]]
+                if c == 0:
+                    score_b += greens[board[i]]
+                    tall_b = max(tall_b, heights[board[i]])
+                elif c == 1:
+                    score_w += greens[board[i]]
+                    tall_w = max(tall_w, heights[board[i]])
+            diff = score_b - score_w
+            s = 0
+            if diff > 0:
+                s = 1
+            elif diff < 0:
+                s = -1
+            elif tallest:
+                if tall_b > tall_w:
+                    s = 1
+                elif tall_b < tall_w:
+                    s = -1
+            sign = 1 if player == 0 else -1
+            result[row] = s * sign
+            margin[row] = diff * sign
+            offsets[row + 1] = e
+            continue
+        kind[row] = _DECISION
+        ncap = 0
+        for p in range(npairs):
+            src = pair_src[p]
+            if colour[board[src]] != player:
+                continue
+            dst = -1
+            for j in range(pair_off[p], pair_off[p + 1]):
+                if board[pair_cells[j]] != 0:
+                    dst = pair_cells[j]
+                    break
+            if dst < 0:
+                continue
+            ncap += 1
+            for i in range(n):
+                child[i] = board[i]
+            child[dst] = combine[board[src], board[dst]]
+            child[src] = 0
+            children[e] = _key(child, 1 - player, 0, canonical, image, best, gathers, nsym, n,
+                               green, cum, s_m, s_h, s_gr, heights, greens)
+            e += 1
+        if ncap == 0:  # pass
+            children[e] = _key(board, 1 - player, passes + 1, canonical, image, best, gathers,
+                               nsym, n, green, cum, s_m, s_h, s_gr, heights, greens)
+            e += 1
+        offsets[row + 1] = e
+    return kind, to_move, offsets, children[:e].copy(), result, margin
+
+
+@njit(cache=True, nogil=True)
+def _key(board, player, passes, canonical, image, best, gathers, nsym, n, green, cum, s_m, s_h,
+         s_gr, heights, greens):
+    if canonical:
+        for i in range(n):
+            best[i] = board[gathers[0, i]]
+        for s in range(1, nsym):
+            smaller = False
+            for i in range(n):
+                v = board[gathers[s, i]]
+                if v != best[i]:
+                    smaller = v < best[i]
+                    break
+            if smaller:
+                for i in range(n):
+                    best[i] = board[gathers[s, i]]
+        r = _rank(best, n, green, cum, s_m, s_h, s_gr, heights, greens)
+    else:
+        r = _rank(board, n, green, cum, s_m, s_h, s_gr, heights, greens)
+    return np.uint64((r * 2 + player) * 3 + passes)
