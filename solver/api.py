@@ -24,6 +24,7 @@ import polars as pl
 import solver
 from solver.core.game import Game, NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
+from solver.core.arrays import ranges
 from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import IllegalMoveError, TableError, TooBigError
 from solver.games import make_game
@@ -411,16 +412,17 @@ def _solve_setups(game: Game, graph: Graph):
     solved = retrograde(sub, scored=game.scored)
     value = solved.value.astype(np.uint8)
     remoteness = solved.remoteness.copy()
-    expected = np.zeros(graph.n)
-    src = graph.parent_of_edge()
+    # chance nodes only lead to decision nodes here (one level of chance): their expectations
+    # need only their own (few) edges
+    crow = np.flatnonzero(chance)
+    cedge = ranges(graph.offsets[crow], counts[crow])
+    src = np.repeat(crow, counts[crow])
+    kids = graph.child[cedge]
+    probs = graph.probs[cedge] if graph.probs is not None else np.ones(len(cedge))
     score = np.array([-1.0, 0.0, 0.0, 1.0])  # lose, draw, tie, win for the side to move
-    kids = graph.child
     same = graph.to_move[kids] == graph.to_move[src]
     child_score = np.where(same, 1.0, -1.0) * score[value[kids]]
-    probs = graph.probs if graph.probs is not None else np.ones(len(kids))
-    # chance nodes only lead to decision nodes here (one level of chance)
-    contrib = np.where(chance[src], probs * child_score, 0.0)
-    expected += np.bincount(src, weights=contrib, minlength=graph.n)
+    expected = np.bincount(src, weights=probs * child_score, minlength=graph.n)
     value[chance] = DRAW  # placeholder code for chance rows (their value is in `expected`)
     remoteness[chance] = NO_REMOTENESS
     cols: dict[str, np.ndarray] = {"value": value, "remoteness": remoteness, "expected": expected}
@@ -428,14 +430,15 @@ def _solve_setups(game: Game, graph: Graph):
     if solved.margin is not None:
         margin = solved.margin.copy()
         child_margin = np.where(same, 1, -1) * margin[kids].astype(np.float64)
-        margin_exp = np.bincount(src, weights=np.where(chance[src], probs * child_margin, 0.0), minlength=graph.n)
+        margin_exp = np.bincount(src, weights=probs * child_margin, minlength=graph.n)
         margin[chance] = 0
         cols["margin"] = margin
         cols["expected_margin"] = margin_exp
     # The setups table: one row per outcome of the start's chance node.
     root = graph.root
     lo, hi = graph.offsets[root], graph.offsets[root + 1]
-    rows = kids[lo:hi]
+    rows = graph.child[lo:hi]
+    root_probs = graph.probs[lo:hi] if graph.probs is not None else np.ones(hi - lo)
     root_state = game.decode(int(graph.keys[root]))
     outcomes = game.chance_outcomes(root_state) if chance[root] else []
     exact = [p for _, p in outcomes]
@@ -451,7 +454,7 @@ def _solve_setups(game: Game, graph: Graph):
     setups = pl.DataFrame({
         "key": graph.keys[rows],
         "layout": [game.describe_state(game.decode(int(k))) for k in graph.keys[rows]],
-        "probability": probs[lo:hi],
+        "probability": root_probs,
         "multiplicity": pl.Series(mult, dtype=pl.Int64),
         "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
         "remoteness": remoteness[rows],

@@ -28,14 +28,13 @@ from typing import Callable
 import numpy as np
 
 from solver.core.game import NodeKind, Result
-from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
-from solver.core.arrays import ranges, unique
+from solver.core.values import DRAW, NO_REMOTENESS
+from solver.core.arrays import unique
+from solver.engines import _retro_jit as _jit
 from solver.engines.enumerate import Graph
 
 #: callback(step_name, level, decided_so_far)
 Progress = Callable[[str, int, int], None]
-
-_UNDECIDED = np.int8(-1)
 
 
 @dataclass
@@ -78,13 +77,6 @@ def _same_player_edges(graph: Graph) -> np.ndarray:
     return graph.to_move[graph.child] == graph.to_move[src]
 
 
-def _parents_of(rows: np.ndarray, roffsets: np.ndarray, redge: np.ndarray) -> np.ndarray:
-    """Edge ids of every edge ending in one of ``rows`` (vectorised CSR gather)."""
-    starts = roffsets[rows]
-    counts = roffsets[rows + 1] - starts
-    return redge[ranges(starts, counts)]
-
-
 def _win_lose_tie(
     graph: Graph,
     same: np.ndarray,
@@ -92,61 +84,14 @@ def _win_lose_tie(
     redge: np.ndarray,
     progress: Progress | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    n = graph.n
-    src_of_edge = graph.parent_of_edge()
-    value = np.full(n, _UNDECIDED, dtype=np.int8)
-    remoteness = np.full(n, NO_REMOTENESS, dtype=np.uint16)
-    counter = np.diff(graph.offsets).astype(np.int64)
-
     terminal = graph.kind == NodeKind.TERMINAL
-    res = graph.result
-    value[terminal & (res == Result.WIN)] = WIN
-    value[terminal & (res == Result.LOSS)] = LOSE
-    # Terminal ties are settled in step 2. (A non-terminal position without moves cannot occur:
-    # games pass instead; it would stay undecided and become a draw.)
-    frontier = np.flatnonzero(terminal & (value != _UNDECIDED))
-    remoteness[frontier] = 0
-    level = 0
-    while len(frontier):
-        edges = _parents_of(frontier, roffsets, redge)
-        parents = src_of_edge[edges]
-        cv = value[graph.child[edges]]
-        eff = np.where(same[edges], cv, FLIP[cv])  # child's value for the parent's mover
-        open_ = value[parents] == _UNDECIDED
-        # eff == WIN: the mover reaches a position that is won for them.
-        win_parents = unique(parents[open_ & (eff == WIN)])
-        lose_edges = parents[open_ & (eff == LOSE)]
-        if len(lose_edges):
-            counter -= np.bincount(lose_edges, minlength=n)
-        value[win_parents] = WIN
-        remoteness[win_parents] = level + 1
-        lost = unique(lose_edges)
-        lost = lost[(counter[lost] == 0) & (value[lost] == _UNDECIDED)]
-        value[lost] = LOSE
-        remoteness[lost] = level + 1
-        frontier = np.concatenate([win_parents, lost])
-        level += 1
-        if progress is not None:
-            progress("win/lose", level, int((value != _UNDECIDED).sum()))
-
-    # Step 2: ties, breadth first from terminal ties through undecided positions.
-    frontier = np.flatnonzero(terminal & (res == Result.TIE) & (value == _UNDECIDED))
-    value[frontier] = TIE
-    remoteness[frontier] = 0
-    level = 0
-    while len(frontier):
-        edges = _parents_of(frontier, roffsets, redge)
-        parents = unique(src_of_edge[edges])
-        parents = parents[value[parents] == _UNDECIDED]
-        value[parents] = TIE
-        remoteness[parents] = level + 1
-        frontier = parents
-        level += 1
-        if progress is not None:
-            progress("tie", level, int((value != _UNDECIDED).sum()))
-
-    # Step 3: the rest is endless play.
-    value[value == _UNDECIDED] = DRAW
+    terminal_result = np.where(terminal, graph.result.astype(np.int8) + 1, -1).astype(np.int8)
+    value, remoteness = _jit.win_lose_tie(
+        graph.parent_of_edge(), same, roffsets, redge, np.diff(graph.offsets), terminal_result,
+        NO_REMOTENESS,
+    )
+    if progress is not None:
+        progress("win/lose/tie", int(remoteness[value != DRAW].max(initial=0)), graph.n)
     return value, remoteness
 
 
@@ -179,30 +124,15 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
 def _margins_acyclic(
     graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray
 ) -> np.ndarray | None:
-    """Margins by one backward pass in topological order (Kahn's algorithm, level by level):
-    a position is settled once all its children are, as the best of their margins. Returns
-    ``None`` when the graph has a cycle (some position never settles)."""
-    n = graph.n
-    src_of_edge = graph.parent_of_edge()
-    pending = np.diff(graph.offsets).astype(np.int64)
-    margin = np.zeros(n, dtype=np.int64)
-    best = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    """Margins by one backward pass in topological order (Kahn's algorithm): a position is
+    settled once all its children are, as the best of their margins. Returns ``None`` when the
+    graph has a cycle (some position never settles)."""
     terminal = graph.kind == NodeKind.TERMINAL
-    margin[terminal] = graph.margin[terminal]
-    frontier = np.flatnonzero(pending == 0)
-    settled = len(frontier)
-    while len(frontier):
-        edges = _parents_of(frontier, roffsets, redge)
-        parents = src_of_edge[edges]
-        cm = margin[graph.child[edges]]
-        np.maximum.at(best, parents, np.where(same[edges], cm, -cm))
-        pending -= np.bincount(parents, minlength=n)
-        ready = unique(parents)
-        ready = ready[pending[ready] == 0]
-        margin[ready] = best[ready]
-        settled += len(ready)
-        frontier = ready
-    if settled < n:
+    margin, settled = _jit.margins_acyclic(
+        graph.parent_of_edge(), graph.child, same, roffsets, redge, np.diff(graph.offsets),
+        terminal, graph.margin.astype(np.int64),
+    )
+    if settled < graph.n:
         return None
     return margin.astype(np.int16)
 
@@ -224,59 +154,6 @@ def _can_force_at_least(
     counters like step 1 of the value retrograde, with the margin threshold mirrored for the
     opponent (the opponent succeeds at ``>= -t + 1``, i.e. the mover's margin ``< t``).
     """
-    # We decide, for every position and both "roles", whether the player to move there wins the
-    # threshold game. Since thresholds differ per perspective, run a two-threshold game: state
-    # (row, role) where role 0 = side to move wants own margin >= t, role 1 = side to move wants
-    # own margin >= 1 - t (i.e. the opponent's margin < t). A row's role flips across an edge
-    # that changes the player, and stays across a same-player edge.
-    n = graph.n
-    win = np.zeros((2, n), dtype=bool)
-    lose = np.zeros((2, n), dtype=bool)
-    thresholds = (t, 1 - t)
-    counter = np.tile(np.diff(graph.offsets).astype(np.int64), (2, 1))
-    frontier: list[tuple[int, np.ndarray, bool]] = []
-    for role in (0, 1):
-        ok = terminal & (tmargin >= thresholds[role])
-        bad = terminal & ~ok
-        win[role, ok] = True
-        lose[role, bad] = True
-        frontier.append((role, np.flatnonzero(ok), True))
-        frontier.append((role, np.flatnonzero(bad), False))
-    while frontier:
-        nxt: list[tuple[int, np.ndarray, bool]] = []
-        new_win = [[], []]
-        new_lose = [[], []]
-        for role, rows, is_win in frontier:
-            if not len(rows):
-                continue
-            edges = _parents_of(rows, roffsets, redge)
-            parents = src_of_edge[edges]
-            s = same[edges]
-            # parent role: same player -> same role; other player -> other role
-            for prole, mask in ((role, s), (1 - role, ~s)):
-                p = parents[mask]
-                if not len(p):
-                    continue
-                # the child's outcome for the parent's mover
-                good_for_parent = is_win if prole == role else not is_win
-                open_ = ~(win[prole, p] | lose[prole, p])
-                p = p[open_]
-                if good_for_parent:
-                    p = unique(p)
-                    win[prole, p] = True
-                    new_win[prole].append(p)
-                else:
-                    counter[prole] -= np.bincount(p, minlength=n)
-                    q = unique(p)
-                    q = q[(counter[prole, q] == 0) & ~win[prole, q] & ~lose[prole, q]]
-                    lose[prole, q] = True
-                    new_lose[prole].append(q)
-        for role in (0, 1):
-            if new_win[role]:
-                nxt.append((role, unique(np.concatenate(new_win[role])), True))
-            if new_lose[role]:
-                nxt.append((role, unique(np.concatenate(new_lose[role])), False))
-        frontier = nxt
-    undecided = ~(win[0] | lose[0])
-    # Undecided = endless play is possible for both; endless play gives margin 0.
-    return win[0] | (undecided & (0 >= t))
+    return _jit.can_force_at_least(
+        src_of_edge, same, roffsets, redge, np.diff(graph.offsets), terminal, tmargin, int(t)
+    )
