@@ -60,7 +60,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
-from solver.core.arrays import unique
+from solver.core.arrays import ranges as _ranges, unique
 from solver.engines.enumerate import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports
@@ -417,15 +417,6 @@ def _edge_max(x: np.ndarray, offsets: np.ndarray, deg: np.ndarray) -> np.ndarray
     if has.any():
         out[has] = np.maximum.reduceat(x, offsets[:-1][has])
     return out
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + c)`` for every pair, vectorised."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    shift = np.asarray(starts, dtype=np.int64) - np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return np.repeat(shift, counts) + np.arange(total, dtype=np.int64)
 
 
 def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:

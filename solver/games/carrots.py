@@ -72,6 +72,7 @@ import numpy as np
 from solver.core import dice
 from solver.core.dice import BLACK, BLUE, COLOUR_LETTERS, GREEN, RED, SIZE_LETTERS, YELLOW
 from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.arrays import ranges as _ranges
 from solver.core.symmetry import cell_name, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
@@ -998,11 +999,3 @@ class Carrots(Game[CarrotsState]):
         sm = sum(1 << SIZE_LETTERS.index(ch) for ch in sizes.upper())
         return cm << 3 | sm
 
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + c)`` for every pair, vectorised."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.int64)
-    rep = np.repeat(np.asarray(starts, dtype=np.int64) - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
-    return rep + np.arange(total, dtype=np.int64)

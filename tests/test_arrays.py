@@ -1,0 +1,62 @@
+"""The array helpers of solver/core/arrays.py against plain numpy (the independent reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts
+
+_u64 = st.integers(min_value=0, max_value=2**64 - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_u64, max_size=60), st.lists(_u64, max_size=60), st.integers(0, 3))
+def test_lookup_sorted_is_searchsorted(keys, needles, spread) -> None:
+    keys = np.unique(np.array(keys, dtype=np.uint64))
+    needles = np.array(needles + keys.tolist()[:5], dtype=np.uint64)
+    # the bucket index only runs on large inputs: repeat the needles past its threshold
+    big = np.tile(needles, max(1, 100_000 // max(1, len(needles)))) if len(needles) else needles
+    if spread:  # small keys too (few high bits)
+        keys = np.unique(keys >> np.uint64(60 - 10 * spread))
+    assert np.array_equal(lookup_sorted(keys, big), np.searchsorted(keys, big))
+
+
+def test_lookup_sorted_large_random() -> None:
+    rng = np.random.default_rng(7)
+    for top in (1000, 2**33, 2**63):
+        keys = np.unique(rng.integers(0, top, 300_000, dtype=np.uint64))
+        needles = np.concatenate([rng.choice(keys, 200_000), rng.integers(0, top, 200_000, dtype=np.uint64),
+                                  np.array([0, top - 1, 2**64 - 1], dtype=np.uint64)])
+        assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))
+        found = isin_sorted(needles, keys)
+        assert np.array_equal(found, np.isin(needles, keys))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 20), max_size=200))
+def test_group_by_is_stable_argsort(values) -> None:
+    values = np.array(values, dtype=np.int64)
+    offsets, order = group_by(values, 21)
+    assert np.array_equal(order, np.argsort(values, kind="stable"))
+    assert np.array_equal(np.diff(offsets), np.bincount(values, minlength=21))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=100))
+def test_unique_and_counts(values) -> None:
+    values = np.array(values, dtype=np.int64)
+    u, c = np.unique(values, return_counts=True)
+    assert np.array_equal(unique(values), u)
+    u2, c2 = unique_counts(values)
+    assert np.array_equal(u2, u) and np.array_equal(c2, c)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 5)), max_size=30))
+def test_ranges(pairs) -> None:
+    starts = np.array([s for s, _ in pairs], dtype=np.int64)
+    counts = np.array([c for _, c in pairs], dtype=np.int64)
+    expected = [i for s, c in pairs for i in range(s, s + c)]
+    assert ranges(starts, counts).tolist() == expected
