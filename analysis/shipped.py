@@ -16,6 +16,7 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("override", "3x3"),
     ("greener", "3x3"),
     ("greener", "3x3-3"),
+    ("greener", "3x4"),
     ("blam", "3x3"),
     ("carrots", "3x3"),
 ]
@@ -25,6 +26,9 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
     ("override", {"size": "3", "line": "3", "per_size": "1"},
      {"centre_rule": ["on", "off"], "no_undo": ["on", "off"]}),
     ("greener", {"rows": "3", "cols": "3", "setup": "all"}, {"black": ["2", "3"], "white": ["2", "3"]}),
+    # 4x4 over all setups is out of reach (113,028 setup classes); a sample of random setups
+    ("greener", {"rows": "4", "cols": "4", "black": "4", "white": "4", "setup": "random"},
+     {"seed": [str(i) for i in range(1, 9)]}),
     ("blam", {"rows": "3", "cols": "3", "per_size": "1"}, {"chain": ["on", "off"], "push_smaller_only": ["off", "on"]}),
 ]
 

@@ -33,6 +33,7 @@ from solver.games.greener import (
     GreenerState,
     GreenerTooBigError,
     layout_text,
+    parse_layout,
     stack_code,
     stack_parts,
 )
@@ -582,3 +583,13 @@ def test_retrograde_agrees_with_alphabeta_3x3() -> None:
 def test_retrograde_agrees_with_alphabeta_3x3_3() -> None:
     # value and remoteness on every position of the 3x3 3+3 preset, margin on every 6th
     _agreement("3x3-3", margin_every=6)
+
+
+def test_setup_rows_name_their_layout() -> None:
+    # setups.parquet and `show --json` name a start by the layout that `setup=` accepts
+    g = game(rows=3, cols=4, black=3, white=3, setup="BWGG/GGBW/WGBG")
+    start = g.initial_state()
+    assert g.describe_state(start) == "BWGG/GGBW/WGBG"
+    assert parse_layout(g.describe_state(start), 3, 4) == start.board
+    after = g.apply(start, g.legal_actions(start)[0])
+    assert "/" in g.describe_state(after) and "to move" in g.describe_state(after)

@@ -705,6 +705,14 @@ class Greener(Game[GreenerState]):
         colour, height, greens = parts
         return f"{_LETTER[colour]}{height}g{greens}"
 
+    def describe_state(self, state: GreenerState) -> str:
+        """A start position as its layout (``BWG/GGB/WGG``, the form ``setup=`` takes), any
+        other position as its one-line rendering."""
+        if (not state.root and state.passes == 0 and state.board
+                and all(code in _LAYOUT_LETTER for code in state.board)):
+            return layout_text(state.board, self.rows, self.cols)
+        return super().describe_state(state)
+
     def render(self, state: GreenerState) -> str:
         if state.root:
             text = (
