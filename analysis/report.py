@@ -220,6 +220,13 @@ def _pct(x: float | None) -> str:
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{100.0 * x:.1f}%"
 
 
+def _prob(x: float | None) -> str:
+    """A probability as a percentage, with significant digits kept below 0.1%."""
+    if x is None or (isinstance(x, float) and np.isnan(x)) or x == 0 or x >= 0.001:
+        return _pct(x)
+    return f"{100.0 * x:.2g}%"
+
+
 def _plies(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}"
 
@@ -551,7 +558,7 @@ def _setups_list_section(doc: Document, t: _Tables) -> Section:
     has_margin = "margin" in table.columns
     rows = []
     for r in table.head(MAX_ROWS).iter_rows(named=True):
-        row = ([" ".join(str(r["layout"]).split())] if has_layout else []) + [_pct(r["probability"]), r["value"],
+        row = ([" ".join(str(r["layout"]).split())] if has_layout else []) + [_prob(r["probability"]), r["value"],
                                                        "-" if r["remoteness"] is None else r["remoteness"]]
         if has_margin:
             row.append(f"{r['margin']:+d}")
