@@ -153,7 +153,7 @@ def value_iteration(
     tol: float = 1e-12,
     max_sweeps: int = 100_000,
     discount_gap: float = 1e-9,
-    warmup_sweeps: int = 10,
+    warmup_sweeps: int = 40,
     max_rounds: int = 3,
     progress: Progress | None = None,
 ) -> StochasticSolution:
