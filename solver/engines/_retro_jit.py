@@ -30,7 +30,7 @@ def win_lose_tie(src, same, roffsets, redge, outdeg, terminal_result, no_remoten
     n = len(outdeg)
     value = np.full(n, _UNDECIDED, dtype=np.int8)
     remoteness = np.full(n, no_remoteness, dtype=np.uint16)
-    counter = outdeg.copy()
+    counter = outdeg.astype(np.int32)  # narrow arrays: fewer cache misses on random access
     queue = np.empty(n, dtype=np.int64)
     head = 0
     tail = 0
@@ -97,12 +97,12 @@ def win_lose_tie(src, same, roffsets, redge, outdeg, terminal_result, no_remoten
 
 @njit(cache=True, nogil=True)
 def margins_acyclic(src, child, same, roffsets, redge, outdeg, terminal, tmargin):
-    """Best margin of every row by Kahn's algorithm; ``(margin int64[n], settled count)``
+    """Best margin of every row by Kahn's algorithm; ``(margin int32[n], settled count)``
     (fewer settled than rows means a cycle)."""
     n = len(outdeg)
-    pending = outdeg.copy()
-    margin = np.zeros(n, dtype=np.int64)
-    best = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    pending = outdeg.astype(np.int32)  # narrow arrays: fewer cache misses on random access
+    margin = np.zeros(n, dtype=np.int32)
+    best = np.full(n, np.iinfo(np.int32).min, dtype=np.int32)
     queue = np.empty(n, dtype=np.int64)
     head = 0
     tail = 0
@@ -119,7 +119,7 @@ def margins_acyclic(src, child, same, roffsets, redge, outdeg, terminal, tmargin
         for k in range(roffsets[c], roffsets[c + 1]):
             e = redge[k]
             p = src[e]
-            val = m if same[e] else -m
+            val = m if same[e] else np.int32(-m)
             if val > best[p]:
                 best[p] = val
             pending[p] -= 1

@@ -130,7 +130,7 @@ def _margins_acyclic(
     terminal = graph.kind == NodeKind.TERMINAL
     margin, settled = _jit.margins_acyclic(
         graph.parent_of_edge(), graph.child, same, roffsets, redge, np.diff(graph.offsets),
-        terminal, graph.margin.astype(np.int64),
+        terminal, graph.margin.astype(np.int32),
     )
     if settled < graph.n:
         return None
