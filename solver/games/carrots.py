@@ -73,6 +73,7 @@ from solver.core import dice
 from solver.core.dice import BLACK, BLUE, COLOUR_LETTERS, GREEN, RED, SIZE_LETTERS, YELLOW
 from solver.core.game import Expansion, Game, NodeKind, Outcome
 from solver.core.arrays import ranges as _ranges
+from solver.games._carrots_jit import decision_kernel
 from solver.core.symmetry import cell_name, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
@@ -775,80 +776,44 @@ class Carrots(Game[CarrotsState]):
     def _vexpand_decision(
         self, rows: np.ndarray, digits: np.ndarray, canonical: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """Children of decision nodes, in the order of :meth:`legal_actions`."""
-        lay = self._layout()
-        nbr = lay["nbr"]
-        slots = lay["slots"]
-        n_rows = len(rows)
-        board = self._vboard(digits)
-        empty = board == 0
-        last = digits[:, 2]
-        roll = digits[:, 0] - 2
-        cm, sm = roll >> 3, roll & 7
-        idx = np.arange(n_rows)
-        col_of_type = {code: cols for code, cols in lay["piece_cols"]}
-        mask = np.zeros((n_rows, len(slots)), dtype=bool)
-        colour_on = [((cm >> c) & 1).astype(bool) for c in range(5)]
-        size_on = [((sm >> s) & 1).astype(bool) for s in range(3)]
-        allowed: dict[tuple[int, int], np.ndarray] = {}
-        movable: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # column -> (can move, square)
-        for j, (kind, c, s, a, k) in enumerate(slots.tolist()):
-            if kind == PASS:
-                continue
-            if (c, s) not in allowed:
-                allowed[(c, s)] = colour_on[c] & size_on[s]
-            ok = allowed[(c, s)]
-            if kind == PLANT:
-                cols = col_of_type[piece_code(c, s)]
-                mask[:, j] = ok & (digits[:, cols[0]] == 0) & empty[:, a]
-                continue
-            if a not in movable:
-                d = digits[:, a]
-                if kind == MOVE:
-                    movable[a] = (ok & (d > 0) & (d != last), np.where(d > 0, d - 1, self.cells))
-                else:
-                    movable[a] = (ok & (d + 1 != last), d)
-            can, sq = movable[a]
-            nb = nbr[sq, k]
-            good = can & empty[idx, nb]  # the pad column (no square) is never empty
-            if kind == BLACK_MOVE:
-                good &= self._vblack_ok(digits, a, nb)
-            mask[:, j] = good
-        has = mask[:, :-1].any(axis=1)
-        mask[:, -1] = True if self.may_pass else ~has
-        er, es = np.nonzero(mask)
-        per_row = mask.sum(axis=1)
-        kids = digits[er].copy()
-        kids[:, 0] = 1
-        kids[:, 1] = 1 - kids[:, 1]
-        kids[:, 2] = 0
-        sk = slots[es]
-        e_idx = np.arange(len(er))
-        plant = sk[:, 0] == PLANT
-        if plant.any():
-            first_col = np.array(
-                [col_of_type[piece_code(c, s)][0] if kd == PLANT else 0 for kd, c, s, _, _ in slots.tolist()]
-            )
-            kids[e_idx[plant], first_col[es[plant]]] = sk[plant, 3] + 1
-        mv = sk[:, 0] == MOVE
-        if mv.any():
-            col = sk[mv, 3]
-            d = kids[e_idx[mv], col]
-            nb = nbr[d - 1, sk[mv, 4]]
-            kids[e_idx[mv], col] = nb + 1
-            kids[e_idx[mv], 2] = nb + 1
-        bk = sk[:, 0] == BLACK_MOVE
-        if bk.any():
-            col = sk[bk, 3]
-            d = kids[e_idx[bk], col]
-            nb = nbr[d, sk[bk, 4]]
-            kids[e_idx[bk], col] = nb
-            kids[e_idx[bk], 2] = nb + 1
-        self._vsort(kids)
-        keys = self._vencode(kids)
-        if canonical:
-            keys = np.minimum(keys, self._vmirror_keys(kids))
+        """Children of decision nodes, in the order of :meth:`legal_actions` (compiled kernel)."""
+        t = self._kernel_tables()
+        per_row, keys = decision_kernel(
+            np.ascontiguousarray(digits, dtype=np.int64), t["slots"], t["plant_col"], t["nbr"],
+            t["cheb"], t["black_cols"], t["col_is_black"], t["mirror"], t["mirror1"],
+            t["group_start"], t["group_len"], t["places"], self.cells, self.may_pass, canonical,
+        )
         return rows, per_row, keys, None
+
+    def _kernel_tables(self) -> dict[str, Any]:
+        """Arrays of :func:`decision_kernel`, from the batch layout."""
+        cached = getattr(self, "_kernel_cache", None)
+        if cached is not None:
+            return cached
+        lay = self._layout()
+        slots = lay["slots"]
+        col_of_type = {code: cols for code, cols in lay["piece_cols"]}
+        plant_col = np.array([col_of_type[piece_code(c, s)][0] if kd == PLANT else 0
+                              for kd, c, s, _, _ in slots.tolist()], dtype=np.int64)
+        groups = [cols for _, _, cols in lay["black_cols"]] + [cols for _, cols in lay["piece_cols"]]
+        col_is_black = np.zeros(len(lay["bases"]), dtype=np.bool_)
+        for _, _, cols in lay["black_cols"]:
+            col_is_black[cols] = True
+        tables = {
+            "slots": np.ascontiguousarray(slots, dtype=np.int64),
+            "plant_col": plant_col,
+            "nbr": np.ascontiguousarray(lay["nbr"], dtype=np.int64),
+            "cheb": np.ascontiguousarray(lay["cheb"], dtype=np.int64),
+            "black_cols": np.array([c for _, _, cols in lay["black_cols"] for c in cols], dtype=np.int64),
+            "col_is_black": col_is_black,
+            "mirror": lay["mirror"].astype(np.int64),
+            "mirror1": lay["mirror1"].astype(np.int64),
+            "group_start": np.array([cols[0] for cols in groups], dtype=np.int64),
+            "group_len": np.array([len(cols) for cols in groups], dtype=np.int64),
+            "places": np.array(lay["places"], dtype=np.uint64),
+        }
+        self._kernel_cache = tables
+        return tables
 
     # --- symmetry -------------------------------------------------------------------------
     def symmetries(self, state: CarrotsState) -> list[CarrotsState]:
