@@ -64,16 +64,17 @@ def retrograde(graph: Graph, *, scored: bool = False, progress: Progress | None 
             "retrograde() handles decision and terminal nodes only; "
             "use solver.engines.value_iteration for chance or simultaneous nodes"
         )
-    same = _same_player_edges(graph)
+    src = graph.parent_of_edge()  # once: every step needs it
+    same = _same_player_edges(graph, src)
     roffsets, redge = graph.reverse()
-    value, remoteness = _win_lose_tie(graph, same, roffsets, redge, progress)
-    margin = _margins(graph, same, roffsets, redge) if scored else None
+    value, remoteness = _win_lose_tie(graph, same, roffsets, redge, progress, src)
+    margin = _margins(graph, same, roffsets, redge, src) if scored else None
     return Solved(value=value, remoteness=remoteness, margin=margin)
 
 
-def _same_player_edges(graph: Graph) -> np.ndarray:
+def _same_player_edges(graph: Graph, src: np.ndarray | None = None) -> np.ndarray:
     """``bool[E]``: the child's side to move is the parent's (the parent moves again)."""
-    src = graph.parent_of_edge()
+    src = graph.parent_of_edge() if src is None else src
     return graph.to_move[graph.child] == graph.to_move[src]
 
 
@@ -83,11 +84,13 @@ def _win_lose_tie(
     roffsets: np.ndarray,
     redge: np.ndarray,
     progress: Progress | None,
+    src: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
+    src = graph.parent_of_edge() if src is None else src
     terminal = graph.kind == NodeKind.TERMINAL
     terminal_result = np.where(terminal, graph.result.astype(np.int8) + 1, -1).astype(np.int8)
     value, remoteness = _jit.win_lose_tie(
-        graph.parent_of_edge(), same, roffsets, redge, np.diff(graph.offsets), terminal_result,
+        src, same, roffsets, redge, np.diff(graph.offsets), terminal_result,
         NO_REMOTENESS,
     )
     if progress is not None:
@@ -95,7 +98,9 @@ def _win_lose_tie(
     return value, remoteness
 
 
-def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray) -> np.ndarray:
+def _margins(
+    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray | None = None
+) -> np.ndarray:
     """Optimal final margin from the side to move (endless play = 0), exact on cyclic graphs.
 
     For each threshold ``t`` among the achievable margins (terminal margins and 0), a win/lose
@@ -104,7 +109,8 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
     other, so a position where the mover cannot force ``>= t`` is one where the opponent can
     force ``> -t``; endless play counts as 0, decided per threshold.
     """
-    acyclic = _margins_acyclic(graph, same, roffsets, redge)
+    src = graph.parent_of_edge() if src is None else src
+    acyclic = _margins_acyclic(graph, same, roffsets, redge, src)
     if acyclic is not None:
         return acyclic
     n = graph.n
@@ -112,24 +118,25 @@ def _margins(graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.nda
     tmargin = graph.margin.astype(np.int64)
     # achievable margins, from either side's point of view
     candidates = unique(np.concatenate([tmargin[terminal], -tmargin[terminal], [0]]))
-    src_of_edge = graph.parent_of_edge()
     # every final margin (and endless play's 0) is >= the smallest candidate, so it is forced
     best = np.full(n, candidates[0], dtype=np.int64)
     for t in candidates[1:]:
-        ok = _can_force_at_least(graph, same, roffsets, redge, src_of_edge, tmargin, terminal, t)
+        ok = _can_force_at_least(graph, same, roffsets, redge, src, tmargin, terminal, t)
         best = np.where(ok, t, best)
     return best.astype(np.int16)
 
 
 def _margins_acyclic(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray
+    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray,
+    src: np.ndarray | None = None,
 ) -> np.ndarray | None:
     """Margins by one backward pass in topological order (Kahn's algorithm): a position is
     settled once all its children are, as the best of their margins. Returns ``None`` when the
     graph has a cycle (some position never settles)."""
     terminal = graph.kind == NodeKind.TERMINAL
+    src = graph.parent_of_edge() if src is None else src
     margin, settled = _jit.margins_acyclic(
-        graph.parent_of_edge(), graph.child, same, roffsets, redge, np.diff(graph.offsets),
+        src, graph.child, same, roffsets, redge, np.diff(graph.offsets),
         terminal, graph.margin.astype(np.int32),
     )
     if settled < graph.n:
