@@ -497,7 +497,7 @@ class Carrots(Game[CarrotsState]):
             place *= base
         return out
 
-    # --- the batch path (numpy) ---------------------------------------------------------------
+    # --- the batch path (numpy; decision nodes by the numba kernel in _carrots_jit.py) ----------
     # Same arrays as the per-state rules (Game.expand); tests/test_carrots.py proves it on many
     # keys. Positions are handled as digit matrices of the key (see the key layout above).
 

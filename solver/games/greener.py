@@ -615,9 +615,9 @@ class Greener(Game[GreenerState]):
         board = min(g(state.board) for g in self._sym_gathers)
         return GreenerState(board, state.to_move, state.passes)
 
-    # --- the batch path (vectorised) --------------------------------------------------
+    # --- the batch path (compiled) ----------------------------------------------------
     def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
-        """Children of many positions at once, vectorised with numpy.
+        """Children of many positions at once, by the numba kernel in ``_greener_jit.py``.
 
         Gives exactly the arrays of the per-state default (:meth:`Game.expand`), which
         ``tests/test_greener.py`` checks on many keys; the setup=all root (a chance node) and
@@ -650,7 +650,7 @@ class Greener(Game[GreenerState]):
         )
 
     def _batch_tables(self) -> dict[str, Any]:
-        """numpy lookup tables of the batch path, built once."""
+        """Lookup tables of the batch path (arrays for the compiled kernel), built once."""
         if self._tables is not None:
             return self._tables
         ranker = self.ranker
