@@ -60,14 +60,14 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 # A plain ``np.searchsorted`` of 74M random keys into 20M sorted keys costs ~25 s here (each
 # probe is a chain of cache misses); a bucket index on the high bits of the key narrows every
 # search to a few neighbouring entries first (measured below 2 s for the same arrays).
-from numba import njit as _njit  # noqa: E402
+from numba import njit as _njit, prange as _prange  # noqa: E402
 
 
-@_njit(cache=True, nogil=True)
+@_njit(cache=True, nogil=True, parallel=True)
 def _lookup_kernel(sorted_keys, starts, shift, needles, out):
     n = len(sorted_keys)
     nb = len(starts) - 1
-    for i in range(len(needles)):
+    for i in _prange(len(needles)):
         x = needles[i]
         b = np.int64(x >> shift)
         if b >= nb:
