@@ -122,6 +122,9 @@ class Game(ABC, Generic[State]):
     scored: ClassVar[bool] = False
     #: number of players
     num_players: int = 2
+    #: True when :meth:`expand` is a compiled kernel that releases the GIL, so enumeration can
+    #: expand chunks in threads (no copies between processes) instead of forked processes
+    expand_releases_gil: ClassVar[bool] = False
 
     def __init__(self, variant: Variant) -> None:
         if variant.game != self.name:

@@ -12,7 +12,7 @@ from typing import Callable
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
 
@@ -215,8 +215,12 @@ def _expand_in_worker(keys: np.ndarray, canonical: bool):
     return _WORKER_GAME.expand(keys, canonical=canonical)
 
 
-def _start_pool(game: Game, workers: int) -> ProcessPoolExecutor | None:
-    """A pool of forked processes that each hold the game (None where fork is unavailable)."""
+def _start_pool(game: Game, workers: int) -> Executor | None:
+    """Threads when the game's batch path runs without the GIL (compiled kernels: no copies
+    between processes), else a pool of forked processes that each hold the game (None where
+    fork is unavailable)."""
+    if getattr(game, "expand_releases_gil", False):
+        return ThreadPoolExecutor(max_workers=workers)
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
@@ -226,11 +230,13 @@ def _start_pool(game: Game, workers: int) -> ProcessPoolExecutor | None:
 
 
 def _expand_level(game: Game, frontier: np.ndarray, chunk: int, symmetry: bool,
-                  pool: ProcessPoolExecutor | None, workers: int) -> list:
+                  pool: Executor | None, workers: int) -> list:
     """Expansions of a ply's positions, in order, in chunks (in the pool for large plies)."""
     if pool is None or len(frontier) < _PARALLEL_MIN:
         return [game.expand(frontier[s : s + chunk], canonical=symmetry)
                 for s in range(0, len(frontier), chunk)]
     size = min(chunk, -(-len(frontier) // (4 * workers)))
     pieces = [frontier[s : s + size] for s in range(0, len(frontier), size)]
+    if isinstance(pool, ThreadPoolExecutor):
+        return list(pool.map(lambda keys: game.expand(keys, canonical=symmetry), pieces))
     return list(pool.map(_expand_in_worker, pieces, [symmetry] * len(pieces)))

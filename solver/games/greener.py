@@ -324,6 +324,7 @@ class Greener(Game[GreenerState]):
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = True
     num_players = 2
+    expand_releases_gil: ClassVar[bool] = True
 
     def __init__(self, variant: Variant) -> None:
         super().__init__(variant)
