@@ -178,13 +178,18 @@ def test_verifier_accepts_retrograde_and_catches_tampering():
     assert check_margins(g3, bad)
 
 
-def test_parallel_enumeration_gives_the_same_graph(monkeypatch):
+@pytest.mark.parametrize("game_name, params", [
+    ("override", {"size": 2, "line": 2, "per_size": 2}),  # a pool of forked processes
+    ("greener", {"rows": 3, "cols": 3, "black": 2, "white": 2, "setup": "BWG/GGB/WGG"}),  # threads
+])
+def test_parallel_enumeration_gives_the_same_graph(monkeypatch, game_name, params):
     import solver.engines.enumerate as E
     from solver.games import make_game
 
     monkeypatch.setattr(E, "_PARALLEL_MIN", 10)  # split even tiny plies across the pool
-    game = make_game("override", size=2, line=2, per_size=2)
+    game = make_game(game_name, params)
     a = E.enumerate_positions(game, workers=2, chunk=50)
     b = E.enumerate_positions(game, workers=1)
+    assert a.n > 100
     for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "result", "margin"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
