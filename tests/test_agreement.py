@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.core.values import NO_REMOTENESS
+from solver.core.values import LOSE, NO_REMOTENESS, TIE, WIN
 from solver.engines.alphabeta import AlphaBeta
 from solver.engines.enumerate import enumerate_positions
 from solver.engines.retrograde import retrograde
@@ -106,6 +106,41 @@ def test_margin_one_pass_equals_threshold_passes_on_greener():
         ok = R._can_force_at_least(graph, same, roffsets, redge, src, tm, terminal, t)
         best = np.where(ok, t, best)
     assert np.array_equal(best, one_pass.astype(np.int64))
+
+
+@pytest.mark.parametrize("params", [
+    {"rows": 3, "cols": 3, "black": 2, "white": 2, "setup": "all"},
+    {"rows": 2, "cols": 3, "black": 2, "white": 2, "setup": "all", "tiebreak": "none"},
+])
+def test_one_pass_values_equal_the_queue_passes(params):
+    """Scored acyclic graphs get values and remoteness from the one topological pass; they must
+    equal the win/lose and tie passes used for every other graph."""
+    from solver.engines import retrograde as R
+
+    game = make_game("greener", **params)
+    graph = enumerate_positions(game)
+    keep = graph.kind != 1  # the setup chance root: as _solve_setups does, cut its edges
+    counts = np.where(keep, np.diff(graph.offsets), 0)
+    graph.child = graph.child[np.repeat(keep, np.diff(graph.offsets))]
+    graph.offsets = np.concatenate([[0], np.cumsum(counts)])
+    graph.kind = np.where(keep, graph.kind, 3).astype(np.int8)
+    src = graph.parent_of_edge()
+    same = R._same_player_edges(graph, src)
+    roffsets, redge = graph.reverse()
+    one = R._one_pass(graph, same, roffsets, redge, src)
+    assert one is not None
+    value, remoteness = R._win_lose_tie(graph, same, roffsets, redge, None, src)
+    assert np.array_equal(one[0], value) and np.array_equal(one[1], remoteness)
+    assert (value == TIE).any() and (value == LOSE).any() and (value == WIN).any()
+
+
+def test_one_pass_refuses_cycles():
+    from solver.engines import retrograde as R
+
+    graph = enumerate_positions(make_game("blam", rows=3, cols=3, per_size=1))
+    src = graph.parent_of_edge()
+    roffsets, redge = graph.reverse()
+    assert R._one_pass(graph, R._same_player_edges(graph, src), roffsets, redge, src) is None
 
 
 def test_blam_3x3_retrograde_equals_alphabeta_everywhere():

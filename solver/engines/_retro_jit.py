@@ -96,38 +96,74 @@ def win_lose_tie(src, same, roffsets, redge, outdeg, terminal_result, no_remoten
 
 
 @njit(cache=True, nogil=True)
-def margins_acyclic(src, child, same, roffsets, redge, outdeg, terminal, tmargin):
-    """Best margin of every row by Kahn's algorithm; ``(margin int32[n], settled count)``
-    (fewer settled than rows means a cycle)."""
+def solve_acyclic(src, same, roffsets, redge, outdeg, terminal_result, tmargin, no_remoteness):
+    """Values, remoteness and margins in one backward pass in topological order (Kahn's
+    algorithm): a position is settled once all its children are. Exact for acyclic graphs and
+    equal to the queue passes: a win is 1 + the smallest remoteness of a child lost for the
+    opponent, a loss 1 + the largest of its children (all won for the opponent), a tie 1 + the
+    smallest of its tie children; the margin is the best child margin.
+
+    Returns ``(value, remoteness, margin int32[n], settled)``; ``settled < n`` means the graph
+    has a cycle (or a non-terminal position without moves) and the results are not valid."""
     n = len(outdeg)
-    pending = outdeg.astype(np.int32)  # narrow arrays: fewer cache misses on random access
+    value = np.full(n, _UNDECIDED, dtype=np.int8)
+    remoteness = np.full(n, no_remoteness, dtype=np.uint16)
     margin = np.zeros(n, dtype=np.int32)
+    pending = outdeg.astype(np.int32)  # narrow arrays: fewer cache misses on random access
+    nlose = np.zeros(n, dtype=np.int32)
+    win_rem = np.full(n, no_remoteness, dtype=np.uint16)
+    tie_rem = np.full(n, no_remoteness, dtype=np.uint16)
+    lose_rem = np.zeros(n, dtype=np.uint16)
     best = np.full(n, np.iinfo(np.int32).min, dtype=np.int32)
     queue = np.empty(n, dtype=np.int64)
     head = 0
     tail = 0
     for i in range(n):
-        if terminal[i]:
+        if terminal_result[i] >= 0:
+            value[i] = (_LOSE, _TIE, _WIN)[terminal_result[i]]
+            remoteness[i] = 0
             margin[i] = tmargin[i]
-        if pending[i] == 0:
             queue[tail] = i
             tail += 1
+        elif pending[i] == 0:
+            return value, remoteness, margin, -1  # no moves and not over: not for this pass
     while head < tail:
         c = queue[head]
         head += 1
+        v = value[c]
+        r = remoteness[c]
         m = margin[c]
         for k in range(roffsets[c], roffsets[c + 1]):
             e = redge[k]
             p = src[e]
+            if v == _TIE:
+                if r < tie_rem[p]:
+                    tie_rem[p] = r
+            elif (v == _WIN) == same[e]:  # the child is won for p's mover
+                if r < win_rem[p]:
+                    win_rem[p] = r
+            else:
+                nlose[p] += 1
+                if r > lose_rem[p]:
+                    lose_rem[p] = r
             val = m if same[e] else np.int32(-m)
             if val > best[p]:
                 best[p] = val
             pending[p] -= 1
             if pending[p] == 0:
+                if win_rem[p] != no_remoteness:
+                    value[p] = _WIN
+                    remoteness[p] = win_rem[p] + 1
+                elif nlose[p] == outdeg[p]:
+                    value[p] = _LOSE
+                    remoteness[p] = lose_rem[p] + 1
+                else:
+                    value[p] = _TIE
+                    remoteness[p] = tie_rem[p] + 1
                 margin[p] = best[p]
                 queue[tail] = p
                 tail += 1
-    return margin, tail
+    return value, remoteness, margin, tail
 
 
 @njit(cache=True, nogil=True)
