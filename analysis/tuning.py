@@ -31,7 +31,7 @@ from solver.errors import VariantError
 __all__ = ["run_sweep", "format_table", "summarize", "answer", "sweep_id", "combinations"]
 
 #: columns of the terminal table (in order); the others stay in the returned DataFrame
-SHOWN = ("verdict", "remoteness", "advantage", "p_first_wins", "only_move", "good_moves", "random_vs_perfect",
+SHOWN = ("verdict", "remoteness", "advantage", "margin", "p_first_wins", "only_move", "good_moves", "random_vs_perfect",
          "random_first_wins", "positions")
 #: columns holding probabilities / shares (printed as percentages)
 SHARES = {"p_first_wins", "p_first_loses", "only_move", "good_moves", "random_vs_perfect", "random_first_wins", "cyclic"}
@@ -40,6 +40,7 @@ HEADERS = {
     "value": "value (1st player)",
     "remoteness": "plies",
     "advantage": "1st-player advantage",
+    "margin": "1st-player margin",
     "p_first_wins": "P(1st wins)",
     "only_move": "only-move share",
     "good_moves": "winning-move share",
@@ -89,7 +90,7 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)
     row: dict[str, Any] = {
         "kind": v.kind, "verdict": v.short, "value": v.value, "remoteness": v.remoteness,
-        "advantage": v.advantage, "p_first_wins": v.p_win, "p_first_loses": v.p_loss,
+        "advantage": v.advantage, "margin": v.margin, "p_first_wins": v.p_win, "p_first_loses": v.p_loss,
         "only_move": None, "good_moves": None,
         "random_vs_perfect": None, "random_first_wins": None, "positions": pos.height,
         "cyclic": None, "label": meta.get("label"), "table": str(solution.path),
@@ -171,7 +172,7 @@ def _frame(rows: list[dict[str, Any]], names: list[str]) -> pl.DataFrame:
     schema: dict[str, Any] = {k: pl.Utf8 for k in names}
     schema.update({
         "kind": pl.Utf8, "verdict": pl.Utf8, "value": pl.Utf8, "remoteness": pl.Int64,
-        "advantage": pl.Float64, "p_first_wins": pl.Float64, "p_first_loses": pl.Float64, "only_move": pl.Float64,
+        "advantage": pl.Float64, "margin": pl.Float64, "p_first_wins": pl.Float64, "p_first_loses": pl.Float64, "only_move": pl.Float64,
         "good_moves": pl.Float64, "random_vs_perfect": pl.Float64, "random_first_wins": pl.Float64,
         "positions": pl.Int64, "cyclic": pl.Float64, "label": pl.Utf8, "table": pl.Utf8,
         "rules_version": pl.Utf8, "toolkit_version": pl.Utf8, "solve_seconds": pl.Float64,
@@ -187,6 +188,8 @@ def _cell(name: str, x: Any) -> str:
         return f"{100 * x:.1f}%"
     if name == "advantage":
         return f"{x:+.3f}"
+    if name == "margin":
+        return f"{x:+.2f}"
     if isinstance(x, float):
         return f"{x:.3f}"
     if isinstance(x, int):
@@ -196,10 +199,11 @@ def _cell(name: str, x: Any) -> str:
 
 def _table_columns(df: pl.DataFrame) -> list[str]:
     first = [c for c in df.columns if c not in _KNOWN]
-    return first + [c for c in SHOWN if c in df.columns]
+    # the margin only for scored games (a column of nulls otherwise)
+    return first + [c for c in SHOWN if c in df.columns and (c != "margin" or df[c].null_count() < df.height)]
 
 
-_KNOWN = {"kind", "verdict", "value", "remoteness", "advantage", "p_first_wins", "p_first_loses", "only_move",
+_KNOWN = {"kind", "verdict", "value", "remoteness", "advantage", "margin", "p_first_wins", "p_first_loses", "only_move",
           "good_moves", "random_vs_perfect", "random_first_wins", "positions", "cyclic", "label",
           "table", "rules_version", "toolkit_version", "solve_seconds", "method"}
 

@@ -235,6 +235,24 @@ def test_tuning_sweep_on_subtraction(tmp_path: Path, subtraction_registered: Non
     table = format_table(df)
     assert "second player wins in 2" in table and "first player wins in 3" in table
     assert len(table.splitlines()) == 4  # header, rule, two variants
+    assert "margin" not in table  # not a scored game
+
+
+def test_tuning_sweep_shows_margins_of_scored_games(tmp_path: Path):
+    # Greener on one row of three, worked by hand (captures go onto the first stack in line):
+    # WBG: Black takes W (a1), White has no stack and passes, Black's stack takes the green,
+    #   White and Black pass: Black +1 in 5 plies (taking the green first lets White's W
+    #   capture it: -1).
+    # BGW: Black's only capture takes the green; White's W takes that stack (1 green); both
+    #   pass: White +1 after 4 plies.
+    md, df = run_sweep("greener", {"rows": "1", "cols": "3", "black": "1", "white": "1", "tiebreak": "none"},
+                       {"setup": ["WBG", "BGW"]}, out=tmp_path / "tables", reports_root=tmp_path / "reports")
+    assert df["verdict"].to_list() == ["first player wins in 5", "second player wins in 4"]
+    assert df["margin"].to_list() == [1.0, -1.0]
+    table = format_table(df)
+    assert "1st-player margin" in table and "+1.00" in table and "-1.00" in table
+    text, _ = check_files(md)
+    assert "1st-player margin" in text
 
 
 def test_tuning_reuses_tables(tmp_path: Path, subtraction_registered: None):
