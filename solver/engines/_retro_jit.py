@@ -5,9 +5,9 @@ Each kernel is the one-position-at-a-time form of a step in :mod:`solver.engines
 remoteness is exact, as in the level-by-level formulation: a position is pushed at ``r + 1``
 only while positions at ``r`` are being popped.
 
-Arguments shared by the kernels: ``src[e]`` the row an edge starts from, ``child[e]`` the row it
-ends in, ``same[e]`` the child's mover is the parent's, ``roffsets``/``redge`` the reverse CSR
-(edge ids ending in each row), and ``outdeg[i]`` the number of edges leaving row ``i``.
+Arguments shared by the kernels: ``src[e]`` the row an edge starts from, ``same[e]`` the child's
+mover is the parent's, ``roffsets``/``redge`` the reverse CSR (edge ids ending in each row), and
+``outdeg[i]`` the number of edges leaving row ``i``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# value codes (solver.core.values)
-_LOSE = 0
-_DRAW = 1
-_TIE = 2
-_WIN = 3
+from solver.core.values import DRAW as _DRAW, LOSE as _LOSE, TIE as _TIE, WIN as _WIN
+
 _UNDECIDED = -1
 
 
@@ -55,7 +52,7 @@ def win_lose_tie(src, same, roffsets, redge, outdeg, terminal_result, no_remoten
             p = src[e]
             if value[p] != _UNDECIDED:
                 continue
-            eff = v if same[e] else 3 - v  # the child's value for the parent's mover
+            eff = v if same[e] else _WIN + _LOSE - v  # the child's value for the parent's mover
             if eff == _WIN:
                 value[p] = _WIN
                 remoteness[p] = r
