@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from solver.core.game import NodeKind, Result
+from solver.core.game import NodeKind
 from solver.core.values import DRAW, NO_REMOTENESS
 from solver.core.arrays import unique
 from solver.engines import _retro_jit as _jit
