@@ -26,16 +26,15 @@ from solver.core.game import Game, NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
 from solver.core.arrays import ranges
 from solver.engines.enumerate import Graph, enumerate_positions
-from solver.errors import IllegalMoveError, TableError, TooBigError
+from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
 from solver.tables import (
     EDGES,
     POSITIONS,
-    check_meta,
     read_meta,
-    read_parquet,
+    read_variant,
     variant_dir,
-    write_parquet,
+    write_variant,
 )
 
 __all__ = ["make_game", "solve", "load", "Solution", "PositionValue", "MoveValue", "solve_graph"]
@@ -223,16 +222,62 @@ def _paths(game: Game, out: str | Path | None, symmetry: bool) -> Path:
 
 
 def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) -> Solution:
-    """The solved tables of ``game`` from disk; :class:`TableError` if missing or stale."""
+    """The solved tables of ``game`` from disk; :class:`TableError` if missing, incomplete,
+    corrupt or stale (every file is checked, see :func:`solver.tables.read_variant`)."""
     folder = _paths(game, out, symmetry)
-    path = folder / POSITIONS
-    meta = read_meta(path)
-    check_meta(meta, game=game.name, variant=game.variant.as_text(),
-               rules_version=game.rules_version, path=path)
-    positions, _ = read_parquet(path)
-    edges = pl.read_parquet(folder / EDGES) if (folder / EDGES).exists() else None
-    setups = pl.read_parquet(folder / SETUPS) if (folder / SETUPS).exists() else None
-    return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+    positions, meta, companions = read_variant(
+        folder, game=game.name, variant=game.variant.as_text(), rules_version=game.rules_version)
+    return Solution(game=game, positions=positions, meta=meta, path=folder / POSITIONS,
+                    edges=companions.get(EDGES), setups=companions.get(SETUPS))
+
+
+#: the default value-iteration tolerance, and the loosest one accepted
+DEFAULT_TOL = 1e-12
+MAX_TOL = 1e-3
+
+
+def check_tol(tol: float) -> float:
+    """A value-iteration tolerance must be a number in (0, MAX_TOL]; one-line error otherwise."""
+    try:
+        t = float(tol)
+    except (TypeError, ValueError):
+        raise VariantError(f"--tol {tol!r} is not a number; use e.g. --tol 1e-12") from None
+    if not math.isfinite(t) or t <= 0 or t > MAX_TOL:
+        raise VariantError(f"--tol {tol} must be a number above 0 and at most {MAX_TOL:g}; "
+                           f"use e.g. --tol 1e-12 (the default)")
+    return t
+
+
+def check_solvable(game: Game, *, max_positions: int | None = None) -> None:
+    """Refuse at once, with one line and the fix, a variant that cannot be solved into a table
+    (keys beyond 64 bits) or that is known to exceed ``max_positions``."""
+    if max_positions is not None and max_positions < 0:
+        raise VariantError(f"--max-positions {max_positions} is negative; give a count, or 0 for no limit")
+    why = game.too_big()
+    hint = ""
+    if game.largest_preset:
+        p = game.presets[game.largest_preset]
+        sets = " ".join(f"--set {k}={v}" for k, v in p.items())
+        hint = (f"; the largest preset that solves here is `pyramids solve {game.name} "
+                f"--preset {game.largest_preset}` ({sets})")
+    if why is not None:
+        raise TooBigError(f"{game.variant.label()} is beyond exact solving: {why}, tables take 64"
+                          f"{hint} (full-size balance estimates by self-play are not available yet)")
+    large = game.known_large()
+    if large is not None and max_positions is not None and max_positions > 0:
+        raise TooBigError(f"{game.variant.label()} has {large}{hint}; "
+                          "--max-positions 0 tries it anyway")
+
+
+def _reusable(meta: dict[str, Any], tol: float) -> str | None:
+    """Why a valid table on disk does not answer what was asked (``None``: it does)."""
+    if meta.get("solution") == "stochastic":
+        stored = meta.get("tolerance")
+        if stored is None or float(stored) > tol:
+            return (f"it was solved with tolerance {stored}, looser than the {tol:g} asked")
+        if not meta.get("certified", False):
+            return "its values were not certified"
+    return None
 
 
 def solve(
@@ -244,7 +289,8 @@ def solve(
     max_positions: int | None = None,
     progress: bool = False,
     write_edges: bool = True,
-    tol: float = 1e-12,
+    tol: float = DEFAULT_TOL,
+    notes: list[str] | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -261,21 +307,31 @@ def solve(
     progress : bool
         Show progress bars on standard error.
     tol : float
-        Tolerance of value iteration (chance games).
+        Tolerance of value iteration (chance games). A table on disk is reused only if it was
+        solved at this tolerance or a tighter one, and certified.
+    notes : list, optional
+        Receives one line per thing the user should know (e.g. why a table on disk was not
+        reused); the CLI prints them.
     """
+    tol = check_tol(tol)
+    check_solvable(game, max_positions=max_positions)
+    notes = notes if notes is not None else []
     folder = _paths(game, out, symmetry)
     path = folder / POSITIONS
     if path.exists() and not force:
-        meta = read_meta(path)
         try:
-            check_meta(meta, game=game.name, variant=game.variant.as_text(),
-                       rules_version=game.rules_version, path=path)
-            return load(game, out=out, symmetry=symmetry)
-        except TableError:
-            if meta.get("game") == game.name and meta.get("variant") == game.variant.as_text():
-                pass  # stale rules version: solve again and overwrite
-            else:
+            sol = load(game, out=out, symmetry=symmetry)
+        except TableError as exc:
+            meta = _meta_or_none(path)
+            if meta is not None and (meta.get("game") != game.name
+                                     or meta.get("variant") != game.variant.as_text()):
                 raise
+            notes.append(f"the table on disk was not used ({exc}); solving again")
+        else:
+            why = _reusable(sol.meta, tol)
+            if why is None:
+                return sol
+            notes.append(f"the table on disk was not reused: {why}; solving again")
     t0 = time.perf_counter()
     graph = enumerate_positions(
         game, symmetry=symmetry, max_positions=max_positions,
@@ -289,13 +345,21 @@ def solve(
     edges = _edges_frame(graph) if write_edges else None
     meta = _meta(game, graph, positions, symmetry=symmetry, elapsed=elapsed,
                  timings={"enumerate": t_enum, "solve": t_solve}, extra=extra_meta)
-    write_parquet(positions, path, meta)
+    frames = {POSITIONS: positions}
     if edges is not None:
-        write_parquet(edges, folder / EDGES, meta)
+        frames[EDGES] = edges
     if setups is not None:
-        write_parquet(setups, folder / SETUPS, meta)
+        frames[SETUPS] = setups
+    write_variant(folder, frames, meta)
     meta["write_seconds"] = time.perf_counter() - t0 - elapsed
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+
+
+def _meta_or_none(path: Path) -> dict[str, Any] | None:
+    try:
+        return read_meta(path)
+    except TableError:
+        return None
 
 
 def solve_graph(
@@ -328,7 +392,7 @@ def solve_graph(
 
     tier_of = getattr(game, "tier_of", None)
     tiers = tier_of(graph.keys) if tier_of is not None else None
-    sol = value_iteration(graph, tiers=tiers, tol=tol)
+    sol = value_iteration(graph, tiers=tiers, tol=tol, progress=_vi_bar() if progress else None)
     cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     return cols, {"solver": "value_iteration", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
@@ -553,5 +617,21 @@ def _bar(desc: str, unit: str) -> Callable[[int, int, int], None]:
         bar.update(total - bar.n)
         if frontier == 0:
             bar.close()
+
+    return update
+
+
+def _vi_bar() -> Callable[[str, int, int, float], None]:
+    """A tqdm progress callback for value iteration (stage, tier, sweeps so far, residual)."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc="value iteration", unit=" sweeps", leave=False)
+
+    def update(stage: str, tier: int, sweeps: int, residual: float) -> None:
+        bar.set_postfix(stage=stage, tier=tier, residual=f"{residual:.1e}")
+        if sweeps > bar.n:
+            bar.update(sweeps - bar.n)
+        else:
+            bar.refresh()
 
     return update

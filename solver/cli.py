@@ -29,20 +29,44 @@ EPILOG = """examples:
 DEFAULT_MAX_POSITIONS = 40_000_000
 
 
+def _number(text: str) -> float:
+    """``--tol``: any float text; range checks happen in :func:`solver.api.check_tol`."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number (e.g. 1e-12)") from None
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name; give a folder, e.g. tables")
+    return Path(text)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (what is wrong and where the help is), exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+
+
 def _variant_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("game", help="game name (see `pyramids list`)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
                    help="set a variant parameter (repeatable); unset ones take their defaults")
     p.add_argument("--preset", help="start from a named small preset (see `pyramids list GAME`); "
                                      "--set values override it")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=_folder, default=None,
                    help="root folder of the tables (default: tables/)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="store every position instead of one per symmetry class")
+    p.add_argument("--max-positions", type=int, default=DEFAULT_MAX_POSITIONS,
+                   help="stop with a clear error beyond this many positions when a solve is needed "
+                        "(default %(default)s, about what 24 GB of memory holds; 0 = no limit)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pyramids",
         description="Solve Looney Pyramids games exactly and report on their balance.",
         epilog=EPILOG,
@@ -56,10 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve a variant and write its Parquet table")
     _variant_args(p)
     p.add_argument("--force", action="store_true", help="solve again even if the table exists")
-    p.add_argument("--max-positions", type=int, default=DEFAULT_MAX_POSITIONS,
-                   help="stop with a clear error beyond this many positions (default %(default)s, "
-                        "about what 24 GB of memory holds; 0 = no limit)")
-    p.add_argument("--tol", type=float, default=1e-12, help="value-iteration tolerance (chance games)")
+    p.add_argument("--tol", type=_number, default=1e-12,
+                   help="value-iteration tolerance (chance games), above 0 and at most 1e-3 "
+                        "(default %(default)s); a table solved at a looser one is not reused")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
@@ -77,14 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="write the balance report of a variant (solves it if needed)")
     _variant_args(p)
-    p.add_argument("--reports", type=Path, default=Path("reports"),
+    p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
 
     p = sub.add_parser("tune", help="solve a sweep of variants and compare them side by side")
     _variant_args(p)
     p.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="a parameter to sweep and its values (repeatable: all combinations)")
-    p.add_argument("--reports", type=Path, default=Path("reports"),
+    p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
     return parser
 
@@ -96,15 +119,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _check_args(args)
         return COMMANDS[args.command](args)
     except PyramidsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted; nothing half-written was left behind", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # disk full, permissions, a folder vanished: one line, never a traceback
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: {exc.strerror or exc}{where}; free space or pick another --out/--reports folder",
+              file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory; pick a smaller variant or lower --max-positions", file=sys.stderr)
+        return 2
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Refuse bad option values before any work starts (one line each)."""
+    from solver.api import check_tol
+    from solver.errors import VariantError
+    from solver.tables import check_writable
+
+    if getattr(args, "max_positions", 0) is not None and getattr(args, "max_positions", 0) < 0:
+        raise VariantError(f"--max-positions {args.max_positions} is negative; give a count, or 0 for no limit")
+    if hasattr(args, "tol"):
+        check_tol(args.tol)
+    if getattr(args, "out", None) is not None:
+        check_writable(args.out, "--out")
+    if hasattr(args, "reports"):
+        check_writable(args.reports, "--reports")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -131,8 +179,14 @@ def _game(args: argparse.Namespace):
 def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: Any):
     from solver.api import solve
 
-    return solve(game, out=args.out, symmetry=not args.no_symmetry,
-                 progress=progress and sys.stderr.isatty(), **kw)
+    notes: list[str] = []
+    try:
+        return solve(game, out=args.out, symmetry=not args.no_symmetry,
+                     max_positions=args.max_positions or None,
+                     progress=progress and sys.stderr.isatty(), notes=notes, **kw)
+    finally:
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
 
 
 def split_moves(text: str) -> list[str]:
@@ -173,13 +227,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from solver.api import solve
-
     game = _game(args)
     t0 = time.perf_counter()
-    sol = solve(game, out=args.out, force=args.force, symmetry=not args.no_symmetry,
-                max_positions=args.max_positions or None, progress=not args.quiet and sys.stderr.isatty(),
-                tol=args.tol)
+    sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol)
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
     if args.json:
@@ -369,7 +419,61 @@ def _describe_move(m) -> str:
     return f"{m.move:<18} {m.value}{rem}{margin}{prob}"
 
 
-def cmd_play(args: argparse.Namespace, input_fn=input, output=print) -> int:
+def read_line(prompt: str = "") -> str:
+    """``input()`` that Ctrl-C interrupts at once.
+
+    Native thread pools (polars, numba) may receive SIGINT instead of the main thread; the main
+    thread, blocked reading the terminal, would then notice only after Enter. Python's C-level
+    handler writes to the wake-up file descriptor from whichever thread gets the signal, so
+    waiting on that descriptor together with standard input sees Ctrl-C immediately.
+    """
+    import os
+    import select
+    import signal
+
+    if not sys.stdin.isatty() or threading_main() is False:
+        return input(prompt)
+    print(prompt, end="", flush=True)
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    old = signal.set_wakeup_fd(w)
+    try:
+        while True:
+            ready, _, _ = select.select([sys.stdin, r], [], [])
+            if r in ready:
+                raise KeyboardInterrupt
+            line = sys.stdin.readline()
+            if not line:
+                raise EOFError
+            return line.rstrip("\n")
+    finally:
+        signal.set_wakeup_fd(old)
+        os.close(r)
+        os.close(w)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def cmd_play(args: argparse.Namespace, input_fn=read_line, output=print) -> int:
+    """Play against perfect play. End of input (Ctrl-D) ends the game with exit code 0, Ctrl-C
+    with 130; both say goodbye in one line."""
+    try:
+        return _play(args, input_fn, output)
+    except EOFError:
+        output("")
+        output("end of input: goodbye")
+        return 0
+    except KeyboardInterrupt:
+        output("")
+        output("interrupted: goodbye")
+        return 130
+
+
+def _play(args: argparse.Namespace, input_fn, output) -> int:
     from solver.core.game import NodeKind
     from solver.errors import IllegalMoveError
 

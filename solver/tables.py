@@ -25,6 +25,13 @@ p_win, p_loss  float64    chance games: win / loss probability of the side to mo
 ``edges.parquet``: ``src`` uint32, ``dst`` uint32 (rows of positions, in the order of the legal
 moves), ``prob`` float64 for chance games.
 
+A variant's files appear together or not at all: :func:`write_variant` writes them into a
+temporary sibling folder (``.<variant-id>.tmp-<pid>-...``) and renames that folder into place,
+so a solve killed at any moment leaves either the old complete folder or none. Every file of one
+solve carries the same ``solve_id`` and the metadata lists the folder's ``files``; a folder with a
+missing file, or with a file of another solve, is refused. Temporary folders of dead processes
+are removed by the next write.
+
 The Parquet key-value metadata ``pyramids`` holds a JSON object: game, variant (parameters as
 text), variant_id, label, rules_version, toolkit_version, solver, symmetry, solution
 ("deterministic" or "stochastic"), counts, root_key, solve_seconds, created. A table whose
@@ -35,9 +42,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import polars as pl
 import pyarrow as pa
@@ -57,6 +66,116 @@ def variant_dir(game: str, variant_id: str, *, root: str | Path | None = None, s
     return base / game / (variant_id if symmetry else variant_id + "-nosym")
 
 
+def check_writable(root: str | Path, what: str = "--out") -> Path:
+    """Make sure tables (or reports) can be written under ``root`` before any work starts.
+
+    Creates the folder if needed; raises :class:`TableError` with the fix when ``root`` is empty,
+    names a file, or cannot be written.
+    """
+    if str(root) == "":
+        raise TableError(f"{what} is empty; give a folder, e.g. {what} tables")
+    root = Path(root)
+    for parent in [root, *root.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise TableError(f"{what} {root}: {parent} is a file, not a folder; pick another {what}")
+            break
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise TableError(f"cannot write to {what} {root} ({exc.strerror or exc}); pick a writable folder") from None
+    return root
+
+
+def _world_readable(path: str | Path) -> None:
+    """Give a finished file the permissions of an ordinary new file (mkstemp makes them 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def write_variant(folder: str | Path, frames: Mapping[str, pl.DataFrame], meta: dict[str, Any]) -> Path:
+    """Write all the tables of one solved variant so that they appear together or not at all.
+
+    ``frames`` maps file names (``positions.parquet``, ...) to tables. The files are written into
+    a temporary sibling folder, then that folder replaces ``folder`` by renames; ``meta`` gains
+    ``solve_id`` (shared by the files) and ``files``. On any error (disk full, interrupt) the
+    temporary folder is removed and an existing older ``folder`` is left as it was.
+    """
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(folder)
+    meta["solve_id"] = uuid.uuid4().hex
+    meta["files"] = sorted(frames)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-{os.getpid()}-", dir=folder.parent))
+    try:
+        for name, df in frames.items():
+            _write_file(df, tmp / name, meta)
+        os.chmod(tmp, 0o777 & ~_umask())
+        if folder.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-{os.getpid()}-", dir=folder.parent))
+            os.rmdir(old)
+            os.rename(folder, old)
+            os.rename(tmp, folder)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(folder: str | Path) -> list[Path]:
+    """Remove temporary folders and files that killed writes of ``folder`` left behind (those of
+    processes that no longer run). Returns what was removed."""
+    folder = Path(folder)
+    removed: list[Path] = []
+    if not folder.parent.is_dir():
+        return removed
+    for entry in folder.parent.iterdir():
+        name = entry.name
+        for tag in (".tmp-", ".old-"):
+            prefix = f".{folder.name}{tag}"
+            if name.startswith(prefix):
+                pid_text = name[len(prefix):].split("-", 1)[0]
+                if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+                    shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+                    removed.append(entry)
+    if folder.is_dir():  # single-file temporaries of older versions of write_parquet
+        for entry in folder.glob(".*.parquet.*.tmp"):
+            entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
+
+
+def _write_file(df: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
+    table = df.to_arrow()
+    old = table.schema.metadata or {}
+    table = table.replace_schema_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    pq.write_table(table, path, compression="zstd")
+    _world_readable(path)
+
+
 def write_parquet(df: pl.DataFrame, path: str | Path, meta: dict[str, Any]) -> Path:
     """Write ``df`` to ``path`` atomically (temporary file in the same folder, then rename),
     zstd-compressed, with ``meta`` as JSON under the ``pyramids`` metadata key."""
@@ -69,6 +188,7 @@ def write_parquet(df: pl.DataFrame, path: str | Path, meta: dict[str, Any]) -> P
     os.close(fd)
     try:
         pq.write_table(table, tmp, compression="zstd")
+        _world_readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -117,3 +237,51 @@ def check_meta(meta: dict[str, Any], *, game: str, variant: dict[str, str], rule
             f"{path} was solved with rules version {meta.get('rules_version')} but the current "
             f"rules are version {rules_version}; solve again with --force"
         )
+
+
+def read_variant(folder: str | Path, *, game: str, variant: dict[str, str], rules_version: str,
+                 ) -> tuple[pl.DataFrame, dict[str, Any], dict[str, pl.DataFrame]]:
+    """The positions table, its metadata and its companion tables (edges, setups) of a variant
+    folder, each checked: the same solve (``solve_id``), every listed file present and readable,
+    edges pointing at existing rows. Raises :class:`TableError` naming the bad file and the fix."""
+    folder = Path(folder)
+    path = folder / POSITIONS
+    meta = read_meta(path)
+    check_meta(meta, game=game, variant=variant, rules_version=rules_version, path=path)
+    positions, _ = read_parquet(path)
+    n = positions.height
+    counts = meta.get("counts") or {}
+    if counts.get("positions", n) != n:
+        raise TableError(f"{path} holds {n:,} rows but its metadata says {counts.get('positions'):,}; "
+                         "solve again with --force")
+    companions: dict[str, pl.DataFrame] = {}
+    listed = meta.get("files")
+    names = listed if listed is not None else [f.name for f in sorted(folder.glob("*.parquet"))]
+    for name in names:
+        if name == POSITIONS:
+            continue
+        fpath = folder / name
+        if not fpath.exists():
+            raise TableError(f"{folder} is incomplete: {name} is missing; solve again with --force")
+        fmeta = read_meta(fpath)
+        if fmeta.get("solve_id") != meta.get("solve_id") or fmeta.get("variant") != meta.get("variant"):
+            raise TableError(f"{fpath} belongs to another solve than {POSITIONS}; solve again with --force")
+        df, _ = read_parquet(fpath)
+        if name == EDGES:
+            _check_edges(df, n, fpath, counts.get("edges"))
+        companions[name] = df
+    return positions, meta, companions
+
+
+def _check_edges(edges: pl.DataFrame, n: int, path: Path, expected: int | None) -> None:
+    for col in ("src", "dst"):
+        if col not in edges.columns:
+            raise TableError(f"{path} has no {col!r} column; solve again with --force")
+    if expected is not None and edges.height != expected:
+        raise TableError(f"{path} holds {edges.height:,} moves but the positions table says "
+                         f"{expected:,}; solve again with --force")
+    if edges.height:
+        hi = max(int(edges["src"].max()), int(edges["dst"].max()))
+        if hi >= n:
+            raise TableError(f"{path} points at row {hi:,} of a {n:,}-row positions table; "
+                             "solve again with --force")

@@ -65,11 +65,11 @@ def test_presets_and_defaults() -> None:
     g = game()
     assert (g.n, g.variant.colours, g.per_colour, g.group, g.variant.wall) == (8, 2, 2, 10, "random")
     assert g.atom_black and g.may_pass
-    # the full game cannot be keyed in 64 bits: it can be played, with a warning
-    assert g.warnings and "64 bits" in g.warnings[0]
+    # the full game cannot be keyed in 64 bits: it can be played, not solved (one-line reason)
+    assert "bits" in g.too_big() and not g.warnings
     for params in (PRESET_3, PRESET_4):
         small = game(**params)
-        assert small.key_space <= 2**64 and not small.warnings
+        assert small.key_space <= 2**64 and not small.warnings and small.too_big() is None
 
 
 def test_bad_variants_are_one_line_errors() -> None:

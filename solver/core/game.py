@@ -125,6 +125,11 @@ class Game(ABC, Generic[State]):
     #: True when :meth:`expand` is a compiled kernel that releases the GIL, so enumeration can
     #: expand chunks in threads (no copies between processes) instead of forked processes
     expand_releases_gil: ClassVar[bool] = False
+    #: the largest preset that solves exactly on this project's 24 GiB machine (named in the
+    #: error a too-large variant gives)
+    largest_preset: ClassVar[str | None] = None
+    #: presets known to be beyond the in-memory solver: preset name -> measured reason
+    large_presets: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, variant: Variant) -> None:
         if variant.game != self.name:
@@ -142,6 +147,22 @@ class Game(ABC, Generic[State]):
     def check_variant(self, variant: Variant) -> None:
         """Check combinations of parameters; raise :class:`VariantError`, or append to
         ``self.warnings`` for allowed-but-unusual values. Override in games."""
+
+    def too_big(self) -> str | None:
+        """Why this variant cannot be stored in a table at all (e.g. "its keys need 90 bits"),
+        or ``None``. Such variants can still be played and searched. Override in games."""
+        return None
+
+    def known_large(self) -> str | None:
+        """The measured reason when this variant is one of :attr:`large_presets`, else ``None``."""
+        for name, reason in self.large_presets.items():
+            try:
+                same = type(self).from_params(self.presets[name]).variant == self.variant
+            except Exception:  # a preset that no longer builds is simply not this variant
+                same = False
+            if same:
+                return reason
+        return None
 
     # --- the core protocol ------------------------------------------------------------
     @abstractmethod

@@ -12,6 +12,7 @@ from typing import Callable
 
 import multiprocessing
 import os
+import signal
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
@@ -125,32 +126,34 @@ def enumerate_positions(
     ply = 0
     workers = (os.cpu_count() or 1) if workers is None else workers
     pool = None
-    while len(frontier):
-        if workers > 1 and len(frontier) >= _PARALLEL_MIN and pool is None:
-            pool = _start_pool(game, workers)
-        parts = _expand_level(game, frontier, chunk, symmetry, pool, workers)
-        level_keys.append(frontier)
-        level_parts.append(parts)
-        kids = [p.children for p in parts if len(p.children)]
-        if kids:
-            new = unique(np.concatenate(kids))
-            new = new[~isin_sorted(new, seen)]
-        else:
-            new = np.empty(0, dtype=np.uint64)
-        if len(new):
-            # two sorted runs: a stable sort (timsort) merges them in linear time
-            seen = np.sort(np.concatenate([seen, new]), kind="stable")
-        frontier = new
-        if progress is not None:
-            progress(ply, len(seen), len(frontier))
-        if max_positions is not None and len(seen) > max_positions:
-            raise TooBigError(
-                f"{game.variant.label()} has more than {max_positions:,} positions; "
-                "raise --max-positions or pick a smaller variant"
-            )
-        ply += 1
-    if pool is not None:
-        pool.shutdown()
+    try:
+        while len(frontier):
+            if workers > 1 and len(frontier) >= _PARALLEL_MIN and pool is None:
+                pool = _start_pool(game, workers)
+            parts = _expand_level(game, frontier, chunk, symmetry, pool, workers)
+            level_keys.append(frontier)
+            level_parts.append(parts)
+            kids = [p.children for p in parts if len(p.children)]
+            if kids:
+                new = unique(np.concatenate(kids))
+                new = new[~isin_sorted(new, seen)]
+            else:
+                new = np.empty(0, dtype=np.uint64)
+            if len(new):
+                # two sorted runs: a stable sort (timsort) merges them in linear time
+                seen = np.sort(np.concatenate([seen, new]), kind="stable")
+            frontier = new
+            if progress is not None:
+                progress(ply, len(seen), len(frontier))
+            if max_positions is not None and len(seen) > max_positions:
+                raise TooBigError(
+                    f"{game.variant.label()} has more than {max_positions:,} positions; "
+                    "raise --max-positions or pick a smaller variant"
+                )
+            ply += 1
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     # Assemble arrays in BFS order, then sort rows by key.
     bfs_keys = np.concatenate(level_keys)
@@ -205,9 +208,25 @@ _PARALLEL_MIN = 100_000
 _WORKER_GAME: Game | None = None
 
 
-def _init_worker(game: Game) -> None:
+def _init_worker(game: Game, parent: int) -> None:
+    """Worker set-up: hold the game, leave Ctrl-C to the parent (which shuts the pool down) and
+    die with the parent, even when it is killed with SIGKILL (Linux ``PR_SET_PDEATHSIG``)."""
     global _WORKER_GAME
     _WORKER_GAME = game
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: the pool's own shutdown is all there is
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _expand_in_worker(keys: np.ndarray, canonical: bool):
@@ -226,7 +245,7 @@ def _start_pool(game: Game, workers: int) -> Executor | None:
     except ValueError:
         return None
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                               initargs=(game,))
+                               initargs=(game, os.getpid()))
 
 
 def _expand_level(game: Game, frontier: np.ndarray, chunk: int, symmetry: bool,

@@ -71,6 +71,9 @@ _CHANCE = int(NodeKind.CHANCE)
 _SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
 _TERMINAL = int(NodeKind.TERMINAL)
 
+#: the certificate's threshold: absolute, so a loose ``tol`` cannot certify loose values
+CERTIFICATE_TOL = 1e-9
+
 
 @dataclass
 class StochasticSolution:
@@ -85,7 +88,8 @@ class StochasticSolution:
       list of legal actions); -1 at other nodes.
     * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
     * ``residual``: the largest violation of a Bellman equation by the final values (0.0 when
-      the graph is acyclic; below ``max(1e-9, 1000 * tol)`` when certified).
+      the graph is acyclic; below the absolute :data:`CERTIFICATE_TOL` when certified, whatever
+      ``tol`` was).
     * ``converged``: every component converged and the certificate holds.
     * ``stats``: details (components, per-tier sweeps, rounds, certificate, last sweep change).
     """
@@ -186,6 +190,8 @@ def value_iteration(
     -------
     StochasticSolution
     """
+    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a finite number above 0, not {tol!r}")
     n = graph.n
     kind = np.asarray(graph.kind, dtype=np.int64)
     if np.any(kind == _SIMULTANEOUS):
@@ -225,7 +231,7 @@ def value_iteration(
 
     terminal = kind == _TERMINAL
     result = np.asarray(graph.result, dtype=np.float64)
-    check_tol = max(1e-9, 1000 * tol)
+    check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
     weight = sign * prob
     sweeps = pol_sweeps = 0

@@ -112,6 +112,7 @@ class Blam(Game[BlamState]):
         "4x4": {"rows": 4, "cols": 4, "per_size": 1},
         "3x3-3p": {"rows": 3, "cols": 3, "per_size": 1, "players": 3},
     }
+    largest_preset = "4x4"
     rules_version = "1"
     scored = True
 
@@ -129,11 +130,9 @@ class Blam(Game[BlamState]):
         self._rays = self._make_rays()
         self._perms = grid_symmetries(self.rows, self.cols)
         self._setup_keys()
-        if self.key_space > 2**64:
-            self.warnings.append(
-                f"keys of {v.label()} need {self.key_bits} bits: it can be played and searched "
-                "but not enumerated into tables (try a smaller board or per_size)"
-            )
+
+    def too_big(self) -> str | None:
+        return f"its position keys need {self.key_bits} bits" if self.key_space > 2**64 else None
 
     def check_variant(self, variant: Variant) -> None:
         if variant.rows * variant.cols < 2:

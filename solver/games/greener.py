@@ -321,6 +321,7 @@ class Greener(Game[GreenerState]):
         "3x3-3": {"rows": 3, "cols": 3, "black": 3, "white": 3, "setup": "all"},
         "3x4": {"rows": 3, "cols": 4, "black": 3, "white": 3, "setup": "all"},
     }
+    largest_preset: ClassVar[str] = "3x4"
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = True
     num_players = 2
@@ -443,6 +444,15 @@ class Greener(Game[GreenerState]):
                 digits.append(d)
             out.append((tuple(reversed(digits)), int(count)))
         return out
+
+    def too_big(self) -> str | None:
+        try:
+            self.ranker
+        except GreenerTooBigError:
+            return f"a {self.rows}x{self.cols} board with {self.green} greens has too many positions for 64-bit keys"
+        if self.setup_mode == "all" and (self.num_setups > MAX_SETUPS or self.cells > 31):
+            return f"its {self.num_setups:,} setups are too many to list (limit {MAX_SETUPS:,})"
+        return None
 
     # --- keys --------------------------------------------------------------------------
     @property

@@ -143,6 +143,11 @@ class Override(Game[OverrideState]):
         "3x3-2": {"size": 3, "line": 3, "per_size": 2},
         "4x4": {"size": 4, "line": 4, "per_size": 1},
     }
+    largest_preset: ClassVar[str] = "3x3"
+    large_presets: ClassVar[dict[str, str]] = {
+        "3x3-2": "more than 40,000,000 positions (measured), past what the in-memory solver holds in 24 GiB",
+        "4x4": "more than 40,000,000 positions (measured), past what the in-memory solver holds in 24 GiB",
+    }
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2
@@ -158,11 +163,9 @@ class Override(Game[OverrideState]):
         self.centre: int | None = (n * n) // 2 if (variant.centre_rule and n % 2 == 1) else None
         self._build_geometry()
         self._build_encoding()
-        if not self.fits_64:
-            self.warnings.append(
-                f"keys of {variant.label()} exceed 64 bits: it can be played and searched but not "
-                "enumerated into tables; use per_size=1 or a 3x3 board"
-            )
+
+    def too_big(self) -> str | None:
+        return None if self.fits_64 else "its position keys exceed 64 bits"
 
     def check_variant(self, variant: Variant) -> None:
         """``line`` must fit on the board. ``centre_rule`` on an even board is simply inactive."""
