@@ -120,6 +120,31 @@ def solution_kind(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None
     return "deterministic"
 
 
+def paranoid_view(positions: pl.DataFrame, seat: int = 0) -> pl.DataFrame:
+    """A 3-4 player (paranoid) table seen as seat ``seat``'s two-sided game.
+
+    The paranoid solve answers, for each seat, "can this seat force the strictly highest score
+    against all other seats together?" in columns ``seat<i>_value``/``_remoteness``/``_margin``
+    (seat i's view everywhere). This returns the ordinary two-player columns of that game: the
+    ``player`` is 0 where ``seat`` moves and 1 where any other seat moves, ``value``/``margin``
+    are from that side's view, so every metric for two-player tables applies unchanged.
+    """
+    s = seat + 1
+    mine = positions["player"] == seat
+    value = positions[f"seat{s}_value"].to_numpy()
+    flipped = np.where(mine.to_numpy(), value, FLIP[value]).astype(np.uint8)
+    cols = [
+        pl.when(mine).then(0).otherwise(1).cast(pl.UInt8).alias("player"),
+        pl.Series("value", flipped, dtype=pl.UInt8),
+        pl.col(f"seat{s}_remoteness").alias("remoteness"),
+    ]
+    if f"seat{s}_margin" in positions.columns:
+        m = pl.col(f"seat{s}_margin")
+        cols.append(pl.when(mine).then(m).otherwise(-m).cast(pl.Int16).alias("margin"))
+    seat_cols = [c for c in positions.columns if c.startswith("seat")]
+    return positions.with_columns(cols).drop(seat_cols)
+
+
 def root_row(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None) -> int:
     """Row of the start position: from ``meta['root_key']`` / ``meta['root_row']``, else the
     only row at ply 0."""

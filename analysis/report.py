@@ -257,6 +257,8 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document
     """
     pos = solution.positions
     meta = dict(solution.meta)
+    if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
+        pos = M.paranoid_view(pos, 0)
     try:
         kind = M.solution_kind(pos, meta)
         root = M.root_row(pos, meta)
@@ -368,6 +370,17 @@ def _verdict_section(doc: Document, t: _Tables) -> Section:
         if t.players > 2:
             sec.note(f"This variant has {t.players} players; the value is the first player's "
                      "result against the others playing together (paranoid view).")
+            seats = t.meta.get("seats") or {}
+            if seats:
+                answer = {"win": "yes", "lose": "no", "draw": "no (endless play)", "tie": "no"}
+                sec.table(["seat", "can it force the strictly highest score against all others?",
+                           "plies", "margin"],
+                          [[f"Player {k}", answer.get(v["value"], v["value"]),
+                            "-" if v["remoteness"] is None else v["remoteness"],
+                            "-" if v.get("margin") is None else f"{v['margin']:+d}"]
+                           for k, v in seats.items()])
+                sec.note("The sections below follow the first seat's question (Player 1 against "
+                         "the others playing together).")
     elif t.kind == "setups":
         table = t.setups if t.setups is not None else (
             M.setups_from_tables(t.positions, t.edges, t.root) if t.edges is not None else None)

@@ -87,6 +87,8 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     both play at random.
     """
     pos, meta, edges = solution.positions, solution.meta, solution.edges
+    if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
+        pos = M.paranoid_view(pos, 0)
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)
     row: dict[str, Any] = {
         "kind": v.kind, "verdict": v.short, "value": v.value, "remoteness": v.remoteness,

@@ -27,6 +27,7 @@ from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES
 from solver.core.arrays import ranges
 from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
+from solver.faults import fault_point
 from solver.games import make_game
 from solver.tables import (
     EDGES,
@@ -146,9 +147,10 @@ class Solution:
                 to_move=to_move, kind=kind,
             )
         if kind == "chance":
+            p_win, p_loss = self._chance_probabilities(i, to_move)
             return PositionValue(
                 value=None, remoteness=None, expected=float(self.column("expected")[i]),
-                margin=None, to_move=to_move, kind=kind,
+                margin=None, to_move=to_move, kind=kind, p_win=p_win, p_loss=p_loss,
             )
         code = int(self.column("value")[i])
         rem = int(self.column("remoteness")[i])
@@ -156,6 +158,22 @@ class Solution:
             value=VALUE_NAMES[code], remoteness=None if rem == NO_REMOTENESS else rem,
             margin=margin, to_move=to_move, kind=kind,
         )
+
+    def _chance_probabilities(self, i: int, to_move: int) -> tuple[float, float]:
+        """Random setups: the probability that the side to move at chance row ``i`` wins / loses
+        with perfect play (the outcomes' probabilities summed by the value they lead to)."""
+        g = self.game
+        state = g.decode(int(self.column("key")[i]))
+        p_win = p_loss = 0.0
+        for action, p in g.chance_outcomes(state):
+            child = self.value_at(self.row(g.apply(state, action)))
+            name = child.value if child.to_move == to_move else (
+                VALUE_NAMES[int(FLIP[VALUE_NAMES.index(child.value)])] if child.value else None)
+            if name == "win":
+                p_win += float(p)
+            elif name == "lose":
+                p_loss += float(p)
+        return p_win, p_loss
 
     def lookup(self, state: Any) -> PositionValue:
         """The solved value of ``state`` from its side to move."""
@@ -338,8 +356,10 @@ def solve(
         progress=_bar("enumerate", "positions") if progress else None,
     )
     t_enum = time.perf_counter() - t0
+    fault_point("solve")
     columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol)
     t_solve = time.perf_counter() - t0 - t_enum
+    fault_point("solved")
     elapsed = time.perf_counter() - t0
     positions = _positions_frame(graph, columns)
     edges = _edges_frame(graph) if write_edges else None

@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from solver.errors import TableError
+from solver.faults import fault_point
 
 META_KEY = b"pyramids"
 DEFAULT_ROOT = Path("tables")
@@ -113,8 +114,10 @@ def write_variant(folder: str | Path, frames: Mapping[str, pl.DataFrame], meta: 
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-{os.getpid()}-", dir=folder.parent))
     try:
         for name, df in frames.items():
+            fault_point(f"write:{name}")
             _write_file(df, tmp / name, meta)
         os.chmod(tmp, 0o777 & ~_umask())
+        fault_point("rename")
         if folder.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-{os.getpid()}-", dir=folder.parent))
             os.rmdir(old)

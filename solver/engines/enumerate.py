@@ -18,6 +18,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 
 from solver.core.game import Game, NodeKind
+from solver.faults import fault_point
 from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique
 
 #: callback(ply, positions_so_far, frontier_size) for progress bars
@@ -145,6 +146,8 @@ def enumerate_positions(
             frontier = new
             if progress is not None:
                 progress(ply, len(seen), len(frontier))
+            if pool is not None:
+                fault_point("enumerate-pool")
             if max_positions is not None and len(seen) > max_positions:
                 raise TooBigError(
                     f"{game.variant.label()} has more than {max_positions:,} positions; "
