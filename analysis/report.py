@@ -245,7 +245,7 @@ class _Tables:
     verdict: M.Verdict
 
 
-def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document:
+def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: bool = False) -> Document:
     """The balance report of a solved variant as a :class:`Document` (nothing written).
 
     Parameters
@@ -254,6 +254,8 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document
         A solved variant (its ``positions``, ``edges``, ``setups``, ``meta`` and ``game``).
     exact_limit : int
         Random play is computed exactly up to this many positions, else simulated.
+    progress : bool
+        Show a progress bar over the report's steps on standard error.
     """
     pos = solution.positions
     meta = dict(solution.meta)
@@ -276,10 +278,13 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document
              f"(the game ends level) or draw (endless play, neither side can force a win). "
              f"A ply is one move by one player.")
     doc = Document(title, intro)
+    bar = _steps_bar(progress, 9)
+    bar.set_description("report: random and perfect play")
     try:
         play = _play_stats(t, exact_limit)
     except _MISSING as exc:
         play = f"random play needs a column this table does not have ({exc})"
+    bar.update(1)
     builders: list[tuple[str, Callable[[], Section]]] = [
         ("Verdict", lambda: _verdict_section(doc, t)),
         ("Opening moves", lambda: _openings_section(doc, t, solution)),
@@ -291,20 +296,31 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> Document
         ("Provenance", lambda: _provenance_section(t, solution)),
     ]
     for title_, build in builders:
+        bar.set_description(f"report: {title_.lower()}")
         try:
             doc.sections.append(build())
         except _MISSING as exc:  # e.g. per-seat multi-player tables: skip with a note
             sec = Section(title_, "This section cannot be computed from this table.")
             sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {exc})")
             doc.sections.append(sec)
+        bar.update(1)
+    bar.close()
     return doc
+
+
+def _steps_bar(show: bool, total: int):
+    """A tqdm bar over named steps (disabled unless ``show``)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=" steps", leave=False, disable=not show)
 
 
 #: what a table without the expected columns raises
 _MISSING = (KeyError, pl.exceptions.ColumnNotFoundError)
 
 
-def write_report(solution: Any, out_dir: Path | None = None) -> Path:
+def write_report(solution: Any, out_dir: Path | None = None, *, exact_limit: int = M.EXACT_LIMIT,
+                 progress: bool = False) -> Path:
     """Write the balance report of ``solution``: ``report.md``, ``report.html``, ``figures/``.
 
     Parameters
@@ -323,7 +339,7 @@ def write_report(solution: Any, out_dir: Path | None = None) -> Path:
         game = solution.meta.get("game") or solution.game.name
         vid = solution.meta.get("variant_id") or solution.game.variant.variant_id()
         out_dir = DEFAULT_ROOT / game / vid
-    return save_document(build_report(solution), Path(out_dir))
+    return save_document(build_report(solution, exact_limit=exact_limit, progress=progress), Path(out_dir))
 
 
 def report_variant(game_name: str, params: Mapping[str, Any], *, out: str | Path | None = None,

@@ -124,6 +124,9 @@ def run_sweep(
     out: str | Path | None = None,
     reports_root: Path = DEFAULT_ROOT,
     progress: bool = False,
+    exact_limit: int = M.EXACT_LIMIT,
+    max_positions: int | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[Path, pl.DataFrame]:
     """Solve every combination of ``vary`` (with ``fixed``), compare, write the report.
 
@@ -140,7 +143,14 @@ def run_sweep(
     reports_root : Path
         The report goes to ``reports_root/<game>/tune-<sweep id>/``.
     progress : bool
-        Show solver progress bars and one line per variant on standard error.
+        Show solver progress bars and one line per variant (solving, then comparing) on
+        standard error.
+    exact_limit : int
+        Random-play statistics are exact up to this many positions, simulated beyond.
+    max_positions : int, optional
+        Refuse variants with more positions (as ``solve``).
+    notes : list, optional
+        Receives what the solves had to say (e.g. a table on disk that was not reused).
 
     Returns
     -------
@@ -157,10 +167,12 @@ def run_sweep(
         params = {**fixed, **combo}
         game = make_game(game_name, params)
         if progress:
-            print(f"[{i}/{len(combos)}] {game.variant.label()}", file=sys.stderr)
-        sol = solve(game, out=out, progress=progress)
+            print(f"[{i}/{len(combos)}] solving {game.variant.label()}", file=sys.stderr)
+        sol = solve(game, out=out, progress=progress, max_positions=max_positions, notes=notes)
+        if progress:
+            print(f"[{i}/{len(combos)}] comparing: random and perfect play, move values", file=sys.stderr)
         row = {k: str(game.variant.as_text()[k]) for k in vary}
-        row.update(summarize(sol))
+        row.update(summarize(sol, exact_limit=exact_limit))
         rows.append(row)
     df = _frame(rows, list(vary))
     # the values as the game writes them (e.g. "true" -> "on"), in the order given

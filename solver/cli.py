@@ -43,11 +43,17 @@ def _folder(text: str) -> Path:
     return Path(text)
 
 
+def one_line(message: str) -> str:
+    """A message as one printable line: control characters a user typed (newlines, carriage
+    returns, ...) are shown escaped instead of breaking the line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(message))
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (what is wrong and where the help is), exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
+        self.exit(2, one_line(f"error: {message} (see `{self.prog} --help`)") + "\n")
 
 
 def _variant_args(p: argparse.ArgumentParser) -> None:
@@ -102,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     _variant_args(p)
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
+    _exact_limit_arg(p)
 
     p = sub.add_parser("tune", help="solve a sweep of variants and compare them side by side")
     _variant_args(p)
@@ -109,7 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter to sweep and its values (repeatable: all combinations)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
+    _exact_limit_arg(p)
     return parser
+
+
+def _exact_limit_arg(p: argparse.ArgumentParser) -> None:
+    from analysis.metrics import EXACT_LIMIT
+
+    p.add_argument("--exact-limit", type=int, default=EXACT_LIMIT, metavar="N",
+                   help="random-play statistics are exact (absorbing Markov chain) up to N positions "
+                        "and simulated (20,000 seeded games) beyond (default %(default)s)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -125,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_args(args)
         return COMMANDS[args.command](args)
     except PyramidsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(f"error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; nothing half-written was left behind", file=sys.stderr)
@@ -134,8 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # disk full, permissions, a folder vanished: one line, never a traceback
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"error: {exc.strerror or exc}{where}; free space or pick another --out/--reports folder",
-              file=sys.stderr)
+        print(one_line(f"error: {exc.strerror or exc}{where}; free space or pick another --out/--reports "
+                       "folder"), file=sys.stderr)
         return 2
     except MemoryError:
         print("error: out of memory; pick a smaller variant or lower --max-positions", file=sys.stderr)
@@ -148,6 +164,8 @@ def _check_args(args: argparse.Namespace) -> None:
     from solver.errors import VariantError
     from solver.tables import check_writable
 
+    if getattr(args, "exact_limit", 0) < 0:
+        raise VariantError(f"--exact-limit {args.exact_limit} is negative; give a number of positions")
     if getattr(args, "max_positions", 0) is not None and getattr(args, "max_positions", 0) < 0:
         raise VariantError(f"--max-positions {args.max_positions} is negative; give a count, or 0 for no limit")
     if hasattr(args, "tol"):
@@ -175,7 +193,7 @@ def _game(args: argparse.Namespace):
     params.update(parse_assignments(args.sets))
     game = cls.from_params(params)
     for w in game.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        print(one_line(f"warning: {w}"), file=sys.stderr)
     return game
 
 
@@ -189,7 +207,7 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
                      progress=progress and sys.stderr.isatty(), notes=notes, **kw)
     finally:
         for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+            print(one_line(f"note: {note}"), file=sys.stderr)
 
 
 def split_moves(text: str) -> list[str]:
@@ -225,6 +243,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             for pname, values in cls.presets.items():
                 sets = " ".join(f"--set {k}={v}" for k, v in values.items())
                 print(f"    --preset {pname:<8} = {sets}")
+                if pname in cls.large_presets:
+                    print(f"      (too large for the in-memory solver here: {cls.large_presets[pname]})")
         print()
     return 0
 
@@ -542,7 +562,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     game = _game(args)
     sol = _solution(args, game)
     out_dir = args.reports / game.name / game.variant.variant_id()
-    path = write_report(sol, out_dir)
+    path = write_report(sol, out_dir, exact_limit=args.exact_limit, progress=sys.stderr.isatty())
     print(f"report written: {path} and {path.with_suffix('.html')}")
     return 0
 
@@ -569,8 +589,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise VariantError(f"--vary {name}= needs at least one value, e.g. --vary {name}=1,2")
         vary[name] = vals
         fixed.pop(name, None)
-    path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
-                            progress=sys.stderr.isatty())
+    notes: list[str] = []
+    try:
+        path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
+                                progress=sys.stderr.isatty(), exact_limit=args.exact_limit,
+                                max_positions=args.max_positions or None, notes=notes)
+    finally:
+        for note in notes:
+            print(one_line(f"note: {note}"), file=sys.stderr)
     print(format_table(table))
     print(f"report written: {path}")
     return 0

@@ -175,13 +175,13 @@ def _write_file(df: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
     table = df.to_arrow()
     old = table.schema.metadata or {}
     table = table.replace_schema_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
-    pq.write_table(table, path, compression="zstd")
+    pq.write_table(table, path, compression="zstd", write_page_checksum=True)
     _world_readable(path)
 
 
 def write_parquet(df: pl.DataFrame, path: str | Path, meta: dict[str, Any]) -> Path:
     """Write ``df`` to ``path`` atomically (temporary file in the same folder, then rename),
-    zstd-compressed, with ``meta`` as JSON under the ``pyramids`` metadata key."""
+    zstd-compressed with page checksums, with ``meta`` as JSON under the ``pyramids`` metadata key."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     table = df.to_arrow()
@@ -190,7 +190,7 @@ def write_parquet(df: pl.DataFrame, path: str | Path, meta: dict[str, Any]) -> P
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)
         _world_readable(tmp)
         os.replace(tmp, path)
     except BaseException:
@@ -221,9 +221,11 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 def read_parquet(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
     """A table and its metadata."""
     meta = read_meta(path)
-    try:
-        df = pl.read_parquet(path)
-    except Exception as exc:  # polars raises several exception types for corrupt files
+    try:  # pages carry CRC32 checksums: a flipped byte is an error, never a wrong value
+        df = pl.from_arrow(pq.read_table(path, page_checksum_verification=True))
+        if not isinstance(df, pl.DataFrame):
+            raise ValueError("not a table")
+    except Exception as exc:  # pyarrow/polars raise several exception types for corrupt files
         raise TableError(f"{path} is corrupt ({type(exc).__name__}); delete it and solve again") from None
     return df, meta
 

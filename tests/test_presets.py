@@ -1,0 +1,97 @@
+"""Every preset that `pyramids list` shows works in every command: solve, show, play, report and
+tune (the presets listed as beyond the in-memory solver are refused at once, in one line).
+
+The larger presets take minutes and are marked slow (`make test` runs them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from solver.cli import main
+from solver.games import REGISTRY, game_class
+
+#: presets that solve in a few seconds; the others are slow
+QUICK = {("override", "3x3"), ("greener", "3x3"), ("greener", "3x3-3"), ("blam", "3x3"), ("petal", "6")}
+
+
+def _cases():
+    for game in sorted(REGISTRY):
+        cls = game_class(game)
+        for preset in cls.presets:
+            if preset in cls.large_presets:
+                continue
+            marks = () if (game, preset) in QUICK else (pytest.mark.slow,)
+            yield pytest.param(game, preset, id=f"{game}-{preset}", marks=marks)
+
+
+def _large():
+    for game in sorted(REGISTRY):
+        cls = game_class(game)
+        for preset in cls.large_presets:
+            yield pytest.param(game, preset, id=f"{game}-{preset}")
+
+
+def run(capsys, *argv, stdin: str | None = None):
+    old = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
+    try:
+        code = main(list(argv))
+    finally:
+        sys.stdin = old
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def roots(tmp_path_factory):
+    return tmp_path_factory.mktemp("tables"), tmp_path_factory.mktemp("reports")
+
+
+@pytest.mark.parametrize("game,preset", list(_cases()))
+def test_preset_in_every_command(capsys, roots, game, preset):
+    tables, reports = roots
+    common = [game, "--preset", preset, "--out", str(tables)]
+    code, out, err = run(capsys, "solve", *common, "--json", "--quiet")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["positions"] > 0 and summary["game"] == game
+
+    code, out, err = run(capsys, "show", *common, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["game"] == game and shown["moves"], shown
+
+    # the computer (or the dice) moves first, then the input ends: a goodbye, exit code 0
+    code, out, err = run(capsys, "play", *common, "--side", "2", "--seed", "1", stdin="")
+    assert code == 0 and "goodbye" in out, (out, err)
+
+    # the slow presets' random-play figures are simulated (seeded) to keep the suite short; the
+    # exact path is covered by the quick presets and by tests/test_report.py
+    fast = [] if (game, preset) in QUICK else ["--exact-limit", "0"]
+    code, out, err = run(capsys, "report", *common, "--reports", str(reports), *fast)
+    assert code == 0, err
+    report = reports / game / game_class(game).from_params(game_class(game).presets[preset]).variant.variant_id()
+    assert (report / "report.md").exists() and (report / "report.html").exists()
+
+    # a one-variant sweep of the preset itself reuses its table
+    p = game_class(game).params[-1]
+    value = game_class(game).from_params(game_class(game).presets[preset]).variant.as_text()[p.name]
+    code, out, err = run(capsys, "tune", *common, "--vary", f"{p.name}={value}", "--reports", str(reports),
+                         *fast)
+    assert code == 0, err
+    assert "report written" in out
+
+
+@pytest.mark.parametrize("game,preset", list(_large()))
+def test_large_presets_are_refused_at_once(capsys, tmp_path, game, preset):
+    code, out, err = run(capsys, "solve", game, "--preset", preset, "--out", str(tmp_path))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--max-positions 0" in err
+    code, out, err = run(capsys, "list", game)
+    assert code == 0 and "too large" in out
