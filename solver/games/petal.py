@@ -61,6 +61,7 @@ the full 10-petal game, below 2**64 up to 18 petals.
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from functools import cached_property
 from itertools import permutations
 from typing import NamedTuple, Sequence
@@ -70,6 +71,7 @@ import numpy as np
 from solver.core.game import Expansion, Game, NodeKind, Outcome
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
+from solver.games._petal_jit import expand_kernel
 
 SIZE_LETTERS = "SML"
 #: the 6 sequencing orders, top first, in the order of the order actions (index 0..5)
@@ -527,3 +529,44 @@ class Petal(Game[PetalState]):
             lines.append(f"to move: player {self.mover(state) + 1}, {state.left} action(s) left this turn "
                          f"(round started by player {state.lead + 1})")
         return "\n".join(lines)
+
+    # --- the batch path (compiled) ----------------------------------------------------
+    @cached_property
+    def _batch_tables(self) -> dict[str, np.ndarray]:
+        """Arrays of the compiled kernel in ``_petal_jit.py``, built once."""
+        n = self.n
+        return {
+            "targets": np.array(self.targets, dtype=np.int64),
+            "mirror": np.array(self.mirror, dtype=np.int64),
+            "pow7": np.array([7**i for i in range(n + 1)], dtype=np.uint64),
+            "top": np.array([s[0] if s else -1 for s in STACKS] + [-1], dtype=np.int64),
+            "pop": np.array([_STACK_INDEX[s[1:]] if s else 0 for s in STACKS] + [0], dtype=np.int64),
+            "length": np.array([len(s) for s in STACKS] + [0], dtype=np.int64),
+        }
+
+    def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
+        """Children of many positions at once, by the numba kernel in ``_petal_jit.py``.
+
+        Gives exactly the arrays of the per-state rules (:meth:`Game.expand`), which
+        ``tests/test_petal.py`` checks; key spaces beyond ``2**63`` (more than 16 petals) go
+        through the per-state rules. At simultaneous nodes ``sim_rows`` (when
+        :class:`Expansion` has that field) is 6, the number of Player 1's orders.
+        """
+        keys = np.asarray(keys, dtype=np.uint64)
+        if len(keys) == 0 or self.key_space >= 2**63:
+            return Game.expand(self, keys, canonical=canonical)
+        if int(keys.max()) >= self.key_space:
+            raise ValueError("key out of range for this variant")
+        t = self._batch_tables
+        seq = self.variant.sequencing
+        seq_first = {"p1-first": 0, "p2-first": 1}.get(seq, -1)
+        kind, to_move, offsets, children, result, margin, sim_rows = expand_kernel(
+            keys, self.n, self.half, self.run, self.per_size, self.enter, self.alternate,
+            self.exactly, self.secret, self.origin_empty, seq_first, t["targets"], t["mirror"],
+            t["pow7"], t["top"], t["pop"], t["length"], canonical,
+        )
+        extra = {"sim_rows": sim_rows} if "sim_rows" in {f.name for f in fields(Expansion)} else {}
+        return Expansion(
+            kind=kind, to_move=to_move, offsets=offsets, children=children, probs=None,
+            result=result, margin=margin, **extra,
+        )
