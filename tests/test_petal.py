@@ -313,6 +313,9 @@ def test_up_to_lets_a_player_stop_early():
     assert g.to_move(s2) == 1 and s2.left == 1  # Player 2's top is S: 1 action
     # ending at once (zero actions) is allowed too
     assert g.to_move(move(g, s, "end")) == 1
+    # the same pyramid may act again in the same turn
+    s3 = move(g, s1, "1-2")
+    assert cells_of(s3) == {2: "1L", 3: "2L"} and s3.left == 1 and g.to_move(s3) == 0
 
 
 def test_exactly_forces_actions_and_pass():
@@ -536,3 +539,14 @@ def test_batch_expand_on_enumerated_positions():
     slow = Game.expand(g, graph.keys, canonical=True)
     for name in ("kind", "to_move", "offsets", "children", "result", "margin"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+
+
+@pytest.mark.slow
+def test_preset_6_position_count():
+    """Preset 6 with symmetry: 1,617,556 positions (measured; a change means the rules changed)."""
+    from solver.engines.enumerate import enumerate_positions
+
+    g = make_game("petal", **Petal.presets["6"])
+    graph = enumerate_positions(g, symmetry=True, workers=1)
+    assert graph.n == 1_617_556
+    assert int((graph.kind == NodeKind.SIMULTANEOUS).sum()) > 0
