@@ -501,7 +501,7 @@ def test_render_shows_ring_supplies_and_round():
 
 
 def _per_state_keys(g: Petal, seed: int) -> np.ndarray:
-    states = random_states(g, 40, seed=seed, max_plies=150)
+    states = random_states(g, 20, seed=seed, max_plies=150)
     return np.unique(np.array([g.encode(s) for s in states], dtype=np.uint64))
 
 
