@@ -18,7 +18,7 @@ from solver.core.game import NodeKind, Result
 from solver.core.selfcheck import selfcheck
 from solver.errors import IllegalMoveError, VariantError
 from solver.games import make_game
-from solver.games.petal import ORDERS, Petal, PetalState, piece_code
+from solver.games.petal import Petal, PetalState, piece_code
 
 # --- helpers ---------------------------------------------------------------------------
 

@@ -301,8 +301,6 @@ def expand_kernel(keys, n, half, run, per_size, enter, alternate, exactly, secre
                             rest = rest_end
                         children[e] = _key(child, n, mirror, pow7, rest, canonical)
                         e += 1
-            if phase == 0:
-                pass
         if not exactly or e == first_e:
             children[e] = _key(board, n, mirror, pow7, rest_end, canonical)  # end / pass
             e += 1
