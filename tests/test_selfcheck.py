@@ -33,3 +33,26 @@ def test_selfcheck_catches_a_broken_game():
 
     problems = selfcheck(Broken.from_params(n=4), playouts=2)
     assert any("decode" in p for p in problems)
+
+
+def test_selfcheck_checks_simultaneous_nodes():
+    from solver.games import make_game
+    from solver.games.petal import Petal
+
+    class DuplicateOrders(Petal):
+        def action_name(self, state, action):  # every order gets the same name
+            return "SML" if action[0] == "order" else super().action_name(state, action)
+
+    game = DuplicateOrders(make_game("petal", petals=6, run=3, per_size=1).variant)
+    problems = selfcheck(game, playouts=1, max_plies=2)
+    assert any("not unique at simultaneous" in p for p in problems)
+
+    class SwappedSeat(Petal):
+        def to_move(self, state):  # the mirror image changes the player to move: broken
+            if state.board[1] or state.board[self.n - 1]:
+                return 1 - super().to_move(state) if state.board[1] else super().to_move(state)
+            return super().to_move(state)
+
+    game = SwappedSeat(make_game("petal", petals=6, run=3, per_size=1).variant)
+    problems = selfcheck(game, playouts=10, max_plies=60)
+    assert any("another player to move" in p for p in problems)

@@ -3,8 +3,10 @@
 Checked at every visited state: the node kind is consistent with the methods it offers;
 ``encode``/``decode`` round-trip and keys fit in 64 bits; every legal action applies and its
 readable name is unique and parses back to it; chance probabilities are exact and sum to 1;
-every symmetry image has the same canonical form, node kind and number of legal actions;
-terminal outcomes give a result to every player. Used by the test suite on every registered game.
+at simultaneous nodes every player has actions with unique names, ``joint_actions`` is their
+row-major product and every joint action applies; every symmetry image has the same canonical
+form, node kind, player to move and number of legal (or per-player) actions; terminal outcomes
+give a result to every player (the same in every symmetry image). Used by the test suite on every registered game.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from fractions import Fraction
 from typing import Any
 
 from solver.core.game import Game, NodeKind, Outcome
+
+#: joint actions applied per simultaneous node (all of them in every game so far)
+_MAX_JOINT_CHECKS = 400
 
 
 def selfcheck(game: Game, *, playouts: int = 20, max_plies: int = 200, seed: int = 0) -> list[str]:
@@ -75,6 +80,22 @@ def _check_state(game: Game, state: Any, fail) -> None:
             fail(f"chance probabilities are not exact fractions at key {key}")
         if sum(Fraction(p) for p in probs) != 1:
             fail(f"chance probabilities sum to {sum(Fraction(p) for p in probs)} at key {key}")
+    elif kind == NodeKind.SIMULTANEOUS:
+        lists = [game.player_actions(state, p) for p in range(game.num_players)]
+        for p, acts in enumerate(lists):
+            if not acts:
+                fail(f"player {p} has no action at the simultaneous node {key}")
+            names = [game.action_name(state, a).lower() for a in acts]
+            if len(set(names)) != len(names):
+                fail(f"player {p}'s action names are not unique at simultaneous key {key}: {names}")
+        joints = game.joint_actions(state)
+        expected = 1
+        for acts in lists:
+            expected *= len(acts)
+        if len(joints) != expected or (joints and tuple(a[0] for a in lists) != joints[0]):
+            fail(f"joint_actions at key {key} is not the row-major product of player_actions")
+        for joint in joints[:_MAX_JOINT_CHECKS]:
+            game.apply_joint(state, joint)
     elif kind == NodeKind.TERMINAL:
         out = game.outcome(state)
         if not isinstance(out, Outcome) or len(out.results) != game.num_players:
@@ -86,5 +107,14 @@ def _check_state(game: Game, state: Any, fail) -> None:
             fail(f"a symmetry image of key {key} has another canonical form")
         if game.node_kind(image) != kind:
             fail(f"a symmetry image of key {key} has another node kind")
+        if game.to_move(image) != player:
+            fail(f"a symmetry image of key {key} has another player to move")
         if kind == NodeKind.DECISION and len(game.legal_actions(image)) != len(game.legal_actions(state)):
             fail(f"a symmetry image of key {key} has another number of legal actions")
+        if kind == NodeKind.SIMULTANEOUS and any(
+            len(game.player_actions(image, p)) != len(game.player_actions(state, p))
+            for p in range(game.num_players)
+        ):
+            fail(f"a symmetry image of key {key} has another number of simultaneous actions")
+        if kind == NodeKind.TERMINAL and game.outcome(image).results != game.outcome(state).results:
+            fail(f"a symmetry image of key {key} has another outcome")

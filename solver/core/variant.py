@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from solver.errors import VariantError
 
@@ -26,6 +26,10 @@ class Param:
     ``kind`` is ``"int"``, ``"bool"`` (written ``on``/``off``) or ``"str"``. A ``str`` parameter
     with ``choices`` accepts only those; ``free=True`` also accepts any other text (for example
     an explicit board layout) that the game validates itself.
+
+    ``derive``: a derived default. When the parameter is not given, its value is
+    ``derive(values)`` computed from the parameters declared before it (``values``: name ->
+    parsed value); ``default`` is then only the text shown to people (e.g. ``"petals/2"``).
     """
 
     name: str
@@ -36,6 +40,7 @@ class Param:
     min: int | None = None
     max: int | None = None
     free: bool = False
+    derive: Callable[[Mapping[str, Any]], Any] | None = field(default=None, compare=False)
 
     def parse(self, raw: Any) -> Any:
         """Turn ``raw`` (text or a Python value) into a valid value of this parameter."""
@@ -169,7 +174,12 @@ def make_variant(game: str, specs: Iterable[Param], given: Mapping[str, Any]) ->
         )
     items = []
     for p in specs:
-        raw = given[p.name] if p.name in given else p.default
+        if p.name in given:
+            raw = given[p.name]
+        elif p.derive is not None:
+            raw = p.derive(dict(items))
+        else:
+            raw = p.default
         items.append((p.name, p.parse(raw)))
     return Variant(game, tuple(items), specs)
 

@@ -14,6 +14,7 @@ REGISTRY: dict[str, str] = {
     "greener": "solver.games.greener:Greener",
     "blam": "solver.games.blam:Blam",
     "carrots": "solver.games.carrots:Carrots",
+    "petal": "solver.games.petal:Petal",
 }
 
 
