@@ -60,6 +60,9 @@ class PositionValue:
     p_loss: float | None = None
     to_move: int = 0
     kind: str = "decision"
+    #: at simultaneous nodes: each player's optimal mixed strategy, ``{"1": {"SML": 0.25, ...},
+    #: "2": {...}}`` (players numbered from 1, actions by name)
+    strategies: dict[str, dict[str, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class Solution:
                 value=None, remoteness=None, margin=margin, expected=float(self.column("value")[i]),
                 p_win=float(self.column("p_win")[i]), p_loss=float(self.column("p_loss")[i]),
                 to_move=to_move, kind=kind,
+                strategies=self.strategies_at(i) if kind == "simultaneous" else None,
             )
         if kind == "chance":
             p_win, p_loss = self._chance_probabilities(i, to_move)
@@ -158,6 +162,22 @@ class Solution:
             value=VALUE_NAMES[code], remoteness=None if rem == NO_REMOTENESS else rem,
             margin=margin, to_move=to_move, kind=kind,
         )
+
+    def strategies_at(self, i: int) -> dict[str, dict[str, float]] | None:
+        """Both players' optimal mixed strategies at simultaneous row ``i`` (by action name), from
+        the ``strategy_1``/``strategy_2`` columns; ``None`` when the table has none."""
+        if "strategy_1" not in self.positions.columns:
+            return None
+        g = self.game
+        state = g.decode(int(self.column("key")[i]))
+        out: dict[str, dict[str, float]] = {}
+        for p in range(g.num_players):
+            probs = self.positions[f"strategy_{p + 1}"][i]
+            if probs is None:
+                return None
+            names = [g.action_name(state, a) for a in g.player_actions(state, p)]
+            out[str(p + 1)] = {n: float(x) for n, x in zip(names, probs)}
+        return out
 
     def _chance_probabilities(self, i: int, to_move: int) -> tuple[float, float]:
         """Random setups: the probability that the side to move at chance row ``i`` wins / loses
@@ -198,6 +218,19 @@ class Solution:
             for action, p in g.chance_outcomes(state):
                 child = g.apply(state, action)
                 out.append(self._move_value(g.action_name(state, action), child, mover, float(p)))
+            return out
+        if kind == NodeKind.SIMULTANEOUS:
+            # every joint action (row-major), with the probability that optimal play picks it
+            mix = self.lookup(state).strategies
+            for joint in g.joint_actions(state):
+                prob = None
+                if mix is not None:  # names are those of the stored (canonical) position
+                    prob = 1.0
+                    for p, a in enumerate(joint):
+                        x = mix[str(p + 1)].get(g.action_name(state, a))
+                        prob = None if (x is None or prob is None) else prob * x
+                out.append(self._move_value(g.joint_name(state, joint), g.apply_joint(state, joint),
+                                            mover, prob))
             return out
         if kind != NodeKind.DECISION:
             return out
@@ -283,7 +316,7 @@ def check_solvable(game: Game, *, max_positions: int | None = None) -> None:
                           f"{hint} (full-size balance estimates by self-play are not available yet)")
     large = game.known_large()
     if large is not None and max_positions is not None and max_positions > 0:
-        raise TooBigError(f"{game.variant.label()} has {large}{hint}; "
+        raise TooBigError(f"{game.variant.label()} is beyond exact solving here: it has {large}{hint}; "
                           "--max-positions 0 tries it anyway")
 
 
@@ -413,8 +446,21 @@ def solve_graph(
     tier_of = getattr(game, "tier_of", None)
     tiers = tier_of(graph.keys) if tier_of is not None else None
     sol = value_iteration(graph, tiers=tiers, tol=tol, progress=_vi_bar() if progress else None)
-    cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
-    return cols, {"solver": "value_iteration", "solution": "stochastic",
+    cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
+    strategies = getattr(sol, "strategies", None) or {}
+    extra: dict[str, Any] = {}
+    if simultaneous.any():
+        for p in range(game.num_players):
+            column: list[list[float] | None] = [None] * graph.n
+            for row, mixes in strategies.items():
+                column[int(row)] = [float(x) for x in mixes[p]]
+            cols[f"strategy_{p + 1}"] = column
+        for k in ("lp_solves", "lp_seconds", "sweeps", "certified", "residual"):
+            if k in sol.stats:
+                extra[f"simultaneous_{k}"] = sol.stats[k]
+        extra["simultaneous_nodes"] = int(simultaneous.sum())
+    return cols, {**extra, "solver": "value_iteration" + ("+matrix games (LP)" if simultaneous.any() else ""),
+                  "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
                   "converged": bool(sol.converged),
                   "certified": bool(sol.stats.get("certified", False))}, None
@@ -570,6 +616,9 @@ def _positions_frame(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
         "num_moves": pl.Series(np.minimum(num_moves, 65535).astype(np.uint16), dtype=pl.UInt16),
     }
     for name, arr in cols.items():
+        if name.startswith("strategy_"):  # mixed strategies at simultaneous rows, null elsewhere
+            data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
+            continue
         if name == "remoteness" or name.endswith("_remoteness"):
             s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)
             data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s

@@ -397,13 +397,21 @@ def cmd_show(args: argparse.Namespace) -> int:
             obj["expected"] = pv.expected
             obj["p_win"] = pv.p_win
             obj["p_loss"] = pv.p_loss
+        if pv.strategies is not None:
+            obj["strategies"] = pv.strategies
         print(json.dumps(obj))
         return 0
     print(game.render(state))
     print(_describe_value(pv))
+    if pv.strategies is not None:
+        print("optimal mixed strategies (secret simultaneous choice):")
+        for p, mix in pv.strategies.items():
+            print(f"  player {p}: " + "  ".join(f"{a} {x:.4f}" for a, x in mix.items()))
     if moves:
-        print("moves (value for the mover after playing it, best first):" if pv.kind != "chance"
-              else "outcomes (probability, value for the side to move):")
+        print({"chance": "outcomes (probability, value for the side to move):",
+               "simultaneous": "joint choices (player 1's/player 2's; probability under optimal play, "
+                               "value for player " + str(pv.to_move + 1) + "):"}.get(
+            pv.kind, "moves (value for the mover after playing it, best first):"))
         for m in moves:
             print("  " + _describe_move(m))
     return 0
@@ -536,6 +544,11 @@ def _play(args: argparse.Namespace, input_fn, output) -> int:
             output(f"chance: {game.action_name(state, action)}")
             state = game.apply(state, action)
             continue
+        if kind == NodeKind.SIMULTANEOUS:
+            state = _play_simultaneous(game, sol, state, human, rng, input_fn, output)
+            if state is None:
+                return 0
+            continue
         mover = game.to_move(state)
         if mover == human:
             text = input_fn("your move: ").strip()
@@ -554,6 +567,48 @@ def _play(args: argparse.Namespace, input_fn, output) -> int:
             best = sol.moves(state)[0]
             output(f"computer plays {best.move}  ({_describe_move(best).split(None, 1)[1]})")
             state = game.apply(state, game.parse_action(state, best.move))
+
+
+def _play_simultaneous(game, sol, state, human: int, rng: random.Random, input_fn, output):
+    """A secret simultaneous choice: ask the human's action, draw the computer's from its optimal
+    mixed strategy (seeded by --seed), reveal both. ``None`` when the human quits."""
+    from solver.errors import IllegalMoveError
+
+    names = {p: [game.action_name(state, a) for a in game.player_actions(state, p)]
+             for p in range(game.num_players)}
+    while True:
+        text = input_fn(f"your secret choice ({' '.join(names[human])}): ").strip()
+        if text in ("quit", "exit", "q"):
+            return None
+        if text in ("moves", "help", "?"):
+            output("legal: " + " ".join(names[human]))
+            continue
+        mine = [a for a, n in zip(game.player_actions(state, human), names[human]) if n.lower() == text.lower()]
+        if not mine:
+            try:  # the game's own parser explains what is wrong (e.g. not a permutation of S, M, L)
+                joint_text = "/".join(text if p == human else names[p][0] for p in range(game.num_players))
+                joint = game.parse_joint(state, joint_text)
+                mine = [joint[human]]
+            except IllegalMoveError as exc:
+                output(f"illegal: {exc}")
+                continue
+        break
+    mix = sol.lookup(state).strategies or {}
+    joint = []
+    for p in range(game.num_players):
+        if p == human:
+            joint.append(mine[0])
+            continue
+        acts = game.player_actions(state, p)
+        weights = [mix.get(str(p + 1), {}).get(n, 0.0) for n in names[p]]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(acts)
+        joint.append(rng.choices(acts, weights)[0])
+    shown = ", ".join(f"player {p + 1}: {game.action_name(state, a)}" for p, a in enumerate(joint))
+    theirs = mix.get(str(2 - human), {})
+    output(f"revealed: {shown}  (the computer drew from its optimal mix "
+           + " ".join(f"{n} {x:.2f}" for n, x in theirs.items() if x > 0.0005) + ")")
+    return game.apply_joint(state, tuple(joint))
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -248,6 +248,31 @@ class Game(ABC, Generic[State]):
         more = " ..." if len(actions) > 40 else ""
         raise IllegalMoveError(f"{text!r} is not a legal move here; legal: {names}{more}")
 
+    def parse_joint(self, state: State, text: str) -> tuple[Action, ...]:
+        """At a simultaneous node: the joint action written as each player's action name joined
+        by ``/`` in player order (e.g. ``SML/LMS``); a clear error otherwise."""
+        if self.node_kind(state) != NodeKind.SIMULTANEOUS:
+            raise IllegalMoveError("not a simultaneous node: play single moves here")
+        parts = [t.strip().lower() for t in text.split("/")]
+        if len(parts) != self.num_players:
+            raise IllegalMoveError(f"{text!r}: give one action per player joined by '/', "
+                                   f"e.g. {self.joint_name(state, self.joint_actions(state)[0])}")
+        joint = []
+        for p, wanted in enumerate(parts):
+            acts = self.player_actions(state, p)
+            for a in acts:
+                if self.action_name(state, a).lower() == wanted:
+                    joint.append(a)
+                    break
+            else:
+                names = ", ".join(self.action_name(state, a) for a in acts)
+                raise IllegalMoveError(f"{wanted!r} is not an action of player {p + 1} here; legal: {names}")
+        return tuple(joint)
+
+    def joint_name(self, state: State, joint: Sequence[Action]) -> str:
+        """The readable name of a joint action: the players' action names joined by ``/``."""
+        return "/".join(self.action_name(state, a) for a in joint)
+
     def describe_state(self, state: State) -> str:
         """A one-line, machine-friendly description of the position (used in JSON output)."""
         return self.render(state).replace("\n", "/")
@@ -327,6 +352,9 @@ class Game(ABC, Generic[State]):
         for i, text in enumerate(moves):
             if self.is_terminal(state):
                 raise IllegalMoveError(f"move {i + 1} ({text!r}): the game is already over")
+            if self.node_kind(state) == NodeKind.SIMULTANEOUS:
+                state = self.apply_joint(state, self.parse_joint(state, text))
+                continue
             action = self.parse_action(state, text)
             state = self.apply(state, action)
         return state

@@ -1,6 +1,6 @@
 """Petal Battle (Andrew Looney, 2016): two insect swarms fight over a ring of petals.
 
-Rules: /work/shared/rules/petal-battle.md, implemented exactly; every ruling is a parameter.
+Rules: ``../shared/rules/petal-battle.md`` (beside the repository), implemented exactly; every ruling is a parameter.
 
 The board is a ring of ``petals`` petals numbered ``0..petals-1``: petal ``i`` is adjacent to
 ``i-1`` and ``i+1`` (mod ``petals``), its opposite is ``i + petals/2``. Each player owns
@@ -147,6 +147,36 @@ class Petal(Game[PetalState]):
         "8": {"petals": 8, "run": 4, "per_size": 1},
     }
     rules_version = "1"
+    largest_preset = "6"
+
+    def known_large(self) -> str | None:
+        """Variants estimated beyond the in-memory solver: the board arrangements (counted
+        exactly) times about 50 round states each (the measured presets have 78-164 per
+        arrangement, half of them up to symmetry)."""
+        boards = self.board_arrangements()
+        estimate = boards * 50
+        if estimate > 40_000_000:
+            return (f"about {estimate:.1e} positions (estimated: {boards:,} board arrangements times "
+                    "about 50 round states each), past what the in-memory solver holds in 24 GiB")
+        return None
+
+    def board_arrangements(self) -> int:
+        """How many ways the pyramids can stand on the ring (each of the 6 kinds 0..per_size
+        times, at most one pyramid a petal)."""
+        from itertools import product
+        from math import factorial
+
+        n, k = self.variant.petals, self.variant.per_size
+        total = 0
+        for counts in product(range(k + 1), repeat=6):
+            placed = sum(counts)
+            if placed > n:
+                continue
+            denom = factorial(n - placed)
+            for c in counts:
+                denom *= factorial(c)
+            total += factorial(n) // denom
+        return total
 
     def __init__(self, variant: Variant) -> None:
         super().__init__(variant)
