@@ -38,7 +38,8 @@ How it is solved
    terminates in general. Convergence is geometric when every cycle can end by chance, but can
    be **slow** otherwise: in Everett's "quit or continue" game the iterates are
    ``n / (n + 1)``, so a small change per sweep does not bound the distance to the value
-   (reported as not converged when ``max_sweeps`` runs out).
+   (reported as not converged when ``max_sweeps`` runs out; ``stats["error_estimate"]``
+   extrapolates the last changes, which flags such slow tails).
 4. **Strategies** from the final values: each decision node takes its best move (ties broken
    towards leaving loops, as in the other engine); each simultaneous node both players'
    optimal mixed strategies of its matrix game (:attr:`StochasticSolution.strategies`).
@@ -278,6 +279,7 @@ def solve_simultaneous(
     skip = tol / 10
 
     sweeps_total = 0
+    error_estimate = 0.0
     last_change = 0.0
     converged = True
     per_tier: dict[int, dict[str, float]] = {}
@@ -299,10 +301,11 @@ def solve_simultaneous(
                     sys, nodes, value, weight, lam, None, in_loop, tol, max_sweeps, warmup_sweeps
                 )
             else:
-                sw, res, ok = _shapley_loop(
+                sw, res, ok, est = _shapley_loop(
                     sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip,
                     max_sweeps, progress, layer.tier, sweeps_total,
                 )
+                error_estimate = max(error_estimate, est)
             sweeps_total += sw
             last_change = max(last_change, res)
             converged &= ok
@@ -355,6 +358,7 @@ def solve_simultaneous(
         "components": schedule.stats,
         "sweeps": sweeps_total,
         "last_sweep_change": last_change,
+        "error_estimate": error_estimate,
         "certified": certified,
         "residual": residual,
         "certificate_threshold": CERTIFICATE_THRESHOLD,
@@ -395,9 +399,11 @@ def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, coun
 def _shapley_loop(
     sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip, max_sweeps, progress,
     tier, sweeps_before,
-) -> tuple[int, float, bool]:
+) -> tuple[int, float, bool, float]:
     """Shapley value iteration (undiscounted, Gauss-Seidel by node kind) on a cyclic set that
-    holds simultaneous nodes. Returns ``(sweeps, last change, converged)``."""
+    holds simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``,
+    the estimate extrapolating the last two changes as a geometric tail (a hint, not a bound:
+    it is about right for geometric and for Everett's 1/n convergence)."""
     kind = sys.kind
     child = sys.child
     in_loop[nodes] = True
@@ -441,13 +447,16 @@ def _shapley_loop(
         return res
 
     sweeps = 0
-    change = np.inf
+    change = previous = np.inf
     while sweeps < max_sweeps:
-        change = sweep()
+        previous, change = change, sweep()
         sweeps += 1
         if change < tol:
             break
         if progress is not None and sweeps % PROGRESS_EVERY == 0:
             progress("value", tier, sweeps_before + sweeps, change)
     in_loop[nodes] = False
-    return sweeps, float(change), bool(change < tol)
+    # distance to the limit if the changes kept shrinking at their last ratio (geometric tail)
+    ratio = change / previous if np.isfinite(previous) and previous > 0 else 0.0
+    estimate = 0.0 if change == 0 else (change * ratio / (1 - ratio) if ratio < 1 else np.inf)
+    return sweeps, float(change), bool(change < tol), float(estimate)
