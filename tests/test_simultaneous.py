@@ -213,7 +213,7 @@ def random_game(rng: random.Random, n: int, *, cyclic: bool, degenerate: bool = 
         if not cyclic and (not pool or rng.random() < 0.2):
             nodes.append(Node(T, rng.randrange(2), result=rng.choice((-1, 0, 1))))
             continue
-        kind = rng.choice((D, C, S, S, S))
+        kind = rng.choice((D, C, C, S, S, S))
         if kind == S:
             r, c = rng.randint(1 if rng.random() < 0.2 else 2, max_side), rng.randint(1 if rng.random() < 0.2 else 2, max_side)
             if degenerate:
@@ -222,6 +222,8 @@ def random_game(rng: random.Random, n: int, *, cyclic: bool, degenerate: bool = 
             nodes.append(Node(S, rng.randrange(2), edges=tuple((k, 1.0) for k in kids), rows=r))
         elif kind == C:
             kids = [rng.choice(pool) for _ in range(2)]
+            if cyclic and rng.random() < 0.7:  # a chance to end here: fractional values
+                kids[1] = rng.randrange(n - 3, n)
             w = rng.randint(1, 4)
             nodes.append(Node(C, rng.randrange(2), edges=((kids[0], w / 5), (kids[1], 1 - w / 5))))
         else:
