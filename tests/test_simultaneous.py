@@ -362,3 +362,33 @@ def test_graphs_without_simultaneous_nodes_do_not_use_the_simultaneous_engine() 
     graph.sim_rows = None
     sol = value_iteration(graph)
     assert sol.strategies == {} and "lp_solves" not in sol.stats
+
+
+def test_only_changed_matrix_games_are_solved_again() -> None:
+    # One cyclic component: 0 (simultaneous) -> [[1, 5], [5, 2]] with 2 a coin back to 0 or a
+    # tie (for player 0 [[1, -1], [-1, v/2]]: the recursive game above), and 1 a decision of player 0 that wins at once (4) or goes to 0 or 3: worth 1 from
+    # the first sweep on. 3 (simultaneous) sees only 1 and terminals, so its matrix is fixed
+    # after the first sweep: solved once while iterating (and once more at the end), while
+    # 0's matrix moves every sweep.
+    spec = {
+        0: ("S", 0, [[1, 5], [5, 2]]),
+        1: ("D", 0, [4, 0, 3]),
+        2: ("C", 0, [(0, F(1, 2)), (7, F(1, 2))]),
+        3: ("S", 0, [[1, 5], [5, 1]]),
+        4: ("T", 1, W0),
+        5: ("T", 0, W1),
+        6: ("T", 0, TIE),
+        7: ("T", 0, TIE),
+    }
+    graph, sol = solve_game(spec)
+    assert sol.converged and sol.sweeps > 5
+    assert sol.stats["matrix_games"] == sol.sweeps + 1 + 2
+    # 3: [[1, -1], [-1, 1]] matching pennies, value 0; 0 as in the recursive game above
+    assert sol.value[3] == pytest.approx(0.0, abs=1e-12)
+    assert sol.value[0] == pytest.approx((-5 + math.sqrt(17)) / 2, abs=1e-11)
+
+
+def test_sim_rows_must_fit_the_moves() -> None:
+    g = build([Node(S, 0, edges=((1, 1.0), (1, 1.0), (1, 1.0)), rows=2), Node(T, 0, result=1)])
+    with pytest.raises(ValueError, match="do not form a matrix"):
+        value_iteration(g)
