@@ -392,3 +392,24 @@ def test_sim_rows_must_fit_the_moves() -> None:
     g = build([Node(S, 0, edges=((1, 1.0), (1, 1.0), (1, 1.0)), rows=2), Node(T, 0, result=1)])
     with pytest.raises(ValueError, match="do not form a matrix"):
         value_iteration(g)
+
+
+def test_cycle_without_simultaneous_nodes_below_one() -> None:
+    # The dice race of test_value_iteration (chance nodes 1 and 2 hand the roll back and forth;
+    # the roller wins with 1/3 each time): worth 1/5 to the side to roll. Above it, acyclic,
+    # a simultaneous node of player 0: [[P0 wins, P1 rolls], [P1 rolls, P0 wins]]: for player 0
+    # [[1, -1/5], [-1/5, 1]], no saddle point, value (1 - 1/25) / (2 + 2/5) = 2/5, x = y = 1/2.
+    # The cycle is solved by the exact machinery of the other engine, the node by one matrix game.
+    spec = {
+        0: ("S", 0, [[3, 2], [2, 3]]),
+        1: ("C", 0, [(3, F(1, 3)), (2, F(2, 3))]),
+        2: ("C", 1, [(4, F(1, 3)), (1, F(2, 3))]),
+        3: ("T", 1, W0),
+        4: ("T", 0, W1),
+    }
+    graph, sol = solve_game(spec)
+    assert sol.value[2] == pytest.approx(0.2, abs=1e-9)
+    assert sol.value[0] == pytest.approx(0.4, abs=1e-9)
+    assert sol.strategies[0][0] == pytest.approx([0.5, 0.5], abs=1e-9)
+    assert sol.stats["certified"] and sol.converged
+    assert sol.p_win[0] - sol.p_loss[0] == pytest.approx(0.4, abs=1e-9)

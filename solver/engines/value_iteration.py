@@ -87,7 +87,8 @@ class StochasticSolution:
       list of legal actions); -1 at other nodes.
     * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
     * ``residual``: the largest violation of a Bellman equation by the final values (0.0 when
-      the graph is acyclic; below ``max(1e-9, 1000 * tol)`` when certified).
+      the graph is acyclic; below ``max(1e-9, 1000 * tol)`` when certified; with simultaneous
+      nodes below :data:`solver.engines.simultaneous.CERTIFICATE_THRESHOLD` when certified).
     * ``converged``: every component converged and the certificate holds.
     * ``stats``: details (components, per-tier sweeps, rounds, certificate, last sweep change).
     * ``strategies``: at simultaneous nodes, row -> ``(x, y)``: player 0's optimal mixed strategy
@@ -190,6 +191,12 @@ def value_iteration(
     Returns
     -------
     StochasticSolution
+
+    Notes
+    -----
+    A graph with simultaneous nodes (``graph.sim_rows`` required) is solved by
+    :func:`solver.engines.simultaneous.solve_simultaneous` with the same options
+    (``max_rounds`` does not apply there).
     """
     validate_tol(tol)
     if np.any(np.asarray(graph.kind) == _SIMULTANEOUS):
