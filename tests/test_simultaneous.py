@@ -104,11 +104,12 @@ def test_recursive_game_ending_by_chance() -> None:
     w = v / 2
     assert sol.value[0] == pytest.approx(v, abs=1e-11)
     assert sol.value[3] == pytest.approx(w, abs=1e-11)
+    # (strategies in loops come from matrices with a tie-break perturbation below 1e-6)
     x, y = sol.strategies[0]
-    assert x[0] == pytest.approx((1 + w) / (3 + w), abs=1e-9)
-    assert y[0] == pytest.approx((1 + w) / (3 + w), abs=1e-9)
-    assert sol.p_win[0] - sol.p_loss[0] == pytest.approx(v, abs=1e-9)
-    assert sol.stats["policy_gap"] < 1e-9
+    assert x[0] == pytest.approx((1 + w) / (3 + w), abs=1e-6)
+    assert y[0] == pytest.approx((1 + w) / (3 + w), abs=1e-6)
+    assert sol.p_win[0] - sol.p_loss[0] == pytest.approx(v, abs=1e-6)
+    assert sol.stats["policy_gap"] < 1e-6
     assert sol.sweeps > 1 and sol.converged and sol.stats["certified"]
     assert sol.residual < CERTIFICATE_THRESHOLD and sol.stats["matrix_games"] >= sol.sweeps
 
@@ -368,8 +369,9 @@ def test_only_changed_matrix_games_are_solved_again() -> None:
     # One cyclic component: 0 (simultaneous) -> [[1, 5], [5, 2]] with 2 a coin back to 0 or a
     # tie (for player 0 [[1, -1], [-1, v/2]]: the recursive game above), and 1 a decision of player 0 that wins at once (4) or goes to 0 or 3: worth 1 from
     # the first sweep on. 3 (simultaneous) sees only 1 and terminals, so its matrix is fixed
-    # after the first sweep: solved once while iterating (and once more at the end), while
-    # 0's matrix moves every sweep.
+    # after the first sweep: solved once while iterating (and twice at the end: the
+    # certificate, and the strategies with the tie-break in loops), while 0's matrix moves
+    # every sweep.
     spec = {
         0: ("S", 0, [[1, 5], [5, 2]]),
         1: ("D", 0, [4, 0, 3]),
@@ -382,7 +384,7 @@ def test_only_changed_matrix_games_are_solved_again() -> None:
     }
     graph, sol = solve_game(spec)
     assert sol.converged and sol.sweeps > 5
-    assert sol.stats["matrix_games"] == sol.sweeps + 1 + 2
+    assert sol.stats["matrix_games"] == sol.sweeps + 1 + 2 * 2
     # 3: [[1, -1], [-1, 1]] matching pennies, value 0; 0 as in the recursive game above
     assert sol.value[3] == pytest.approx(0.0, abs=1e-12)
     assert sol.value[0] == pytest.approx((-5 + math.sqrt(17)) / 2, abs=1e-11)
@@ -413,3 +415,19 @@ def test_cycle_without_simultaneous_nodes_below_one() -> None:
     assert sol.strategies[0][0] == pytest.approx([0.5, 0.5], abs=1e-9)
     assert sol.stats["certified"] and sol.converged
     assert sol.p_win[0] - sol.p_loss[0] == pytest.approx(0.4, abs=1e-9)
+
+
+def test_a_player_who_must_mix_to_end_the_game_mixes() -> None:
+    # Node 0 (player 0 to move): [[again, player 1 wins], [player 1 wins, again]]. With v the
+    # value, the matrix [[v, -1], [-1, v]] has value (v^2 - 1) / (2v + 2) = (v - 1) / 2, so the
+    # iterates from 0 are -1/2, -3/4, ... -> -1: player 1 wins for sure, by mixing 1/2-1/2 (the
+    # play then ends with probability 1/2 every round, whatever player 0 does). At v = -1 every
+    # entry is -1, so a pure reply looks as good -- and lets player 0 repeat for ever (0 for
+    # both). The tie-break in loops must find the mixing.
+    spec = {0: ("S", 0, [[0, 1], [1, 0]]), 1: ("T", 0, W1)}
+    graph, sol = solve_game(spec)
+    assert sol.value[0] == pytest.approx(-1.0, abs=1e-11)
+    x, y = sol.strategies[0]
+    assert y == pytest.approx([0.5, 0.5], abs=1e-6)
+    assert sol.p_loss[0] == pytest.approx(1.0, abs=1e-6)
+    assert sol.stats["policy_gap"] < 1e-6 and sol.converged

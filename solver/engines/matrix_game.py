@@ -36,6 +36,8 @@ from scipy.sparse import coo_matrix
 CHUNK = 500
 #: HiGHS options: presolve only costs time on a block of tiny dense LPs (about 2x measured)
 _HIGHS_OPTIONS = {"presolve": False}
+_PRECISE_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
+                    "dual_feasibility_tolerance": 1e-10}
 #: a dual taken as the column strategy must hold the row player to the value within this
 _DUAL_CHECK = 1e-9
 
@@ -123,7 +125,7 @@ def solve_matrix_game(payoff: np.ndarray) -> MatrixGameSolution:
     return batch[0]
 
 
-def solve_matrix_games(payoffs: np.ndarray, *, chunk: int = CHUNK) -> MatrixGameBatch:
+def solve_matrix_games(payoffs: np.ndarray, *, chunk: int = CHUNK, precise: bool = False) -> MatrixGameBatch:
     """Solve ``k`` zero-sum matrix games of one shape at once.
 
     Parameters
@@ -132,6 +134,9 @@ def solve_matrix_games(payoffs: np.ndarray, *, chunk: int = CHUNK) -> MatrixGame
         ``k x m x n`` payoffs to the row player of each game.
     chunk : int
         Games per HiGHS call for those that need an LP.
+    precise : bool
+        Solve the LPs with HiGHS's tightest feasibility tolerances (1e-10 instead of 1e-7), for
+        games whose entries differ by tiny amounts that matter (tie-breaking perturbations).
 
     Returns
     -------
@@ -175,7 +180,7 @@ def solve_matrix_games(payoffs: np.ndarray, *, chunk: int = CHUNK) -> MatrixGame
     seconds = 0.0
     for start in range(0, len(rest), chunk):
         idx = rest[start : start + chunk]
-        part = _solve_lp(a[idx], want_col=True)
+        part = _solve_lp(a[idx], want_col=True, precise=precise)
         value[idx], row[idx], col[idx] = part.value, part.row, part.col
         solves += part.lp_solves
         calls += part.lp_calls
@@ -200,7 +205,7 @@ def solve_matrix_games_by_shape(payoffs: Sequence[np.ndarray], *, chunk: int = C
     return [s for s in out if s is not None]
 
 
-def _block_lp(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _block_lp(a: np.ndarray, transpose: bool, precise: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One LP for ``k`` games: per game, maximise ``v`` s.t. ``(A^T x)_j >= v``, ``sum x = 1``.
 
     With ``transpose`` the column player's LP (minimise ``w`` s.t. ``(A y)_i <= w``) is written
@@ -232,7 +237,8 @@ def _block_lp(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, n
     lo[np.arange(k) * nv + m] = a.min(axis=(1, 2))
     hi[np.arange(k) * nv + m] = a.max(axis=(1, 2))
     res = linprog(c, A_ub=a_ub, b_ub=np.zeros(k * n), A_eq=a_eq, b_eq=np.ones(k),
-                  bounds=np.stack([lo, hi], axis=1), method="highs", options=_HIGHS_OPTIONS)
+                  bounds=np.stack([lo, hi], axis=1), method="highs",
+                  options=_PRECISE_OPTIONS if precise else _HIGHS_OPTIONS)
     if res.status != 0:
         raise RuntimeError(f"the matrix-game LP failed: {res.message}")
     sol = res.x.reshape(k, nv)
@@ -243,18 +249,18 @@ def _block_lp(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, n
     return values, sol[:, :m], dual
 
 
-def _solve_lp(a: np.ndarray, *, want_col: bool) -> MatrixGameBatch:
+def _solve_lp(a: np.ndarray, *, want_col: bool, precise: bool = False) -> MatrixGameBatch:
     """Games ``a`` (``k x m x n``) by one block-diagonal LP (a second one where duals fail)."""
     k, m, n = a.shape
     t0 = time.perf_counter()
-    value, x, y = _block_lp(a, transpose=False)
+    value, x, y = _block_lp(a, transpose=False, precise=precise)
     calls = 1
     x, y = _clean(x), _clean(y)
     # value recomputed from the strategies: the best the row player can be held to
     held = np.einsum("kmn,kn->km", a, y).max(axis=1)
     bad = np.flatnonzero(np.abs(held - value) > _DUAL_CHECK * np.maximum(1.0, np.abs(value)))
     if len(bad) and want_col:
-        _, y_bad, _ = _block_lp(a[bad], transpose=True)
+        _, y_bad, _ = _block_lp(a[bad], transpose=True, precise=precise)
         y[bad] = _clean(y_bad)
         calls += 1
     seconds = time.perf_counter() - t0

@@ -40,9 +40,14 @@ How it is solved
    ``n / (n + 1)``, so a small change per sweep does not bound the distance to the value
    (reported as not converged when ``max_sweeps`` runs out; ``stats["error_estimate"]``
    extrapolates the last changes, which flags such slow tails).
-4. **Strategies** from the final values: each decision node takes its best move (ties broken
-   towards leaving loops, as in the other engine); each simultaneous node both players'
-   optimal mixed strategies of its matrix game (:attr:`StochasticSolution.strategies`).
+4. **Strategies** from the final values: each decision node takes its best move; each
+   simultaneous node both players' optimal mixed strategies of its matrix game
+   (:attr:`StochasticSolution.strategies`). Undiscounted values tie where staying in a loop
+   is worth as much as leaving it, and a strategy that stays never collects; so moves that stay
+   in a cyclic component are perturbed towards 0 by less than 1e-6, more the farther their
+   child is from an end (:func:`_tie_break_scale`). The side that gains then leaves, and a side
+   that can only force the end by mixing mixes (strategies in loops are therefore optimal up to
+   that perturbation; outside loops they are exact).
 5. **Win/loss probabilities** of the side to move under those strategies: a simultaneous node
    with fixed mixed strategies is a chance node with probabilities ``x_i * y_j``, so the other
    engine's exact policy evaluation computes them. In recursive games optimal *stationary*
@@ -127,21 +132,26 @@ class _SimBlock:
         *,
         skip: float | None = None,
         strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+        scale: np.ndarray | None = None,
+        precise: bool = False,
     ) -> np.ndarray:
         """New values (own view) of the nodes; with ``skip``, nodes whose matrix moved by at most
-        ``skip`` since their last solve keep ``value``. Fills ``strategies`` when given."""
+        ``skip`` since their last solve keep ``value``. Fills ``strategies`` when given.
+        ``scale`` (per edge) multiplies the matrix entries (the tie-break discount)."""
         out = value[self.nodes].copy()
         t0 = time.perf_counter()
         for g, (pos, edges, _, _) in enumerate(self.groups):
             ch = child[edges]
             a = value[ch] * p0sign[ch]
+            if scale is not None:
+                a = a * scale[edges]
             todo = slice(None)
             if skip is not None and self.last[g] is not None:
                 moved = np.abs(a - self.last[g]).max(axis=(1, 2)) > skip
                 if not moved.any():
                     continue
                 todo = np.flatnonzero(moved)
-            batch = solve_matrix_games(a[todo], chunk=CHUNK)
+            batch = solve_matrix_games(a[todo], chunk=CHUNK, precise=precise)
             if skip is not None:
                 if self.last[g] is None:
                     self.last[g] = a.copy()
@@ -315,13 +325,21 @@ def solve_simultaneous(
         progress("value", current_tier, sweeps_total, last_change)
 
     # strategies ---------------------------------------------------------------------------
-    q = weight * value[child] * np.where(looping, lam, 1.0)
+    scale = _tie_break_scale(sys, parent, looping)
+    q = weight * value[child] * scale
     best = _first_best(kind, parent, offsets, deg, q)
     sim_nodes = np.flatnonzero(kind == _SIMULTANEOUS)
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    final = _SimBlock(sim_nodes, offsets, rows, deg).solve(
-        value, child, side, side, counters, strategies=strategies
-    )
+    final_block = _SimBlock(sim_nodes, offsets, rows, deg)
+    if np.any(looping & (kind[parent] == _SIMULTANEOUS)):
+        final = final_block.solve(value, child, side, side, counters)
+        # the strategies: the same matrix games with the tie-break discount on moves that stay
+        # in a loop (see _tie_break_scale). Exact for saddle points and 2 x 2 games; an LP may
+        # not see a difference this small.
+        final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale,
+                          precise=True)
+    else:
+        final = final_block.solve(value, child, side, side, counters, strategies=strategies)
 
     # certificate: Bellman equations of the stored values, simultaneous nodes re-solved by LP --
     certificate = np.zeros(sys.n)
@@ -379,6 +397,43 @@ def solve_simultaneous(
         residual=residual, converged=bool(converged and certified and pol_conv), stats=stats,
         strategies=strategies,
     )
+
+
+def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray:
+    """Per edge, the factor applied to child values when picking strategies (not values).
+
+    Undiscounted values tie where staying in a loop is worth as much as leaving it (a loop
+    nobody has to leave fits any value), and a strategy that picks the loop never collects.
+    So moves that stay inside a cyclic component are discounted by ``1 - g * (1 + d)``, with
+    ``d`` the child's fewest moves to a terminal and ``g`` such that no factor falls below
+    ``1 - 1e-6``: among equally good moves the side that gains takes the one nearer an end, the
+    side that loses delays (endless play would give it 0). At simultaneous nodes this also turns
+    ties into the mixing that forces an end (e.g. a player who wins if the other does not match
+    a loop must mix, though at the undiscounted values a pure reply looks as good); those games
+    are solved with tight LP tolerances so differences of this size count. A heuristic: what
+    the strategies earn is measured (``p_win``, ``p_loss``, ``stats["policy_gap"]``).
+    """
+    n = sys.n
+    child = sys.child
+    dist = np.full(n, -1, dtype=np.int64)
+    frontier = np.flatnonzero(sys.kind == _TERMINAL)
+    dist[frontier] = 0
+    order = np.argsort(child, kind="stable")
+    roff = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(child, minlength=n), out=roff[1:])
+    preds = parent[order]
+    d = 0
+    while len(frontier):
+        d += 1
+        counts = roff[frontier + 1] - roff[frontier]
+        idx = np.repeat(roff[frontier], counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+        p = np.unique(preds[idx])
+        p = p[dist[p] < 0]
+        dist[p] = d
+        frontier = p
+    dist[dist < 0] = d + 1  # never ends: farthest
+    g = 1e-6 / (2.0 + float(dist.max(initial=0)))
+    return np.where(looping, 1.0 - g * (1.0 + dist[child]), 1.0)
 
 
 def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, counters) -> None:
