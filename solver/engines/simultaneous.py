@@ -133,7 +133,6 @@ class _SimBlock:
         skip: float | None = None,
         strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
         scale: np.ndarray | None = None,
-        precise: bool = False,
     ) -> np.ndarray:
         """New values (own view) of the nodes; with ``skip``, nodes whose matrix moved by at most
         ``skip`` since their last solve keep ``value``. Fills ``strategies`` when given.
@@ -151,7 +150,7 @@ class _SimBlock:
                 if not moved.any():
                     continue
                 todo = np.flatnonzero(moved)
-            batch = solve_matrix_games(a[todo], chunk=CHUNK, precise=precise)
+            batch = solve_matrix_games(a[todo], chunk=CHUNK)
             if skip is not None:
                 if self.last[g] is None:
                     self.last[g] = a.copy()
@@ -336,8 +335,7 @@ def solve_simultaneous(
         # the strategies: the same matrix games with the tie-break discount on moves that stay
         # in a loop (see _tie_break_scale). Exact for saddle points and 2 x 2 games; an LP may
         # not see a difference this small.
-        final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale,
-                          precise=True)
+        final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale)
     else:
         final = final_block.solve(value, child, side, side, counters, strategies=strategies)
 
@@ -409,8 +407,8 @@ def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray
     ``1 - 1e-6``: among equally good moves the side that gains takes the one nearer an end, the
     side that loses delays (endless play would give it 0). At simultaneous nodes this also turns
     ties into the mixing that forces an end (e.g. a player who wins if the other does not match
-    a loop must mix, though at the undiscounted values a pure reply looks as good); those games
-    are solved with tight LP tolerances so differences of this size count. A heuristic: what
+    a loop must mix, though at the undiscounted values a pure reply looks as good); the LPs use
+    tight tolerances (1e-10), so differences of this size count. A heuristic: what
     the strategies earn is measured (``p_win``, ``p_loss``, ``stats["policy_gap"]``).
     """
     n = sys.n
