@@ -43,6 +43,7 @@ CHUNK = 500
 #: and let differences of 1e-7 between entries count (the engine's tie-breaks rely on it)
 _HIGHS_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
                   "dual_feasibility_tolerance": 1e-10}
+_PRESOLVED_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 #: games whose strategies prove the value only within this (relative) are refined (_refine)
 _POLISH_GAP = 1e-12
 #: a dual taken as the column strategy must hold the row player to what the row strategy
@@ -210,7 +211,7 @@ def solve_matrix_games_by_shape(payoffs: Sequence[np.ndarray], *, chunk: int = C
     return [s for s in out if s is not None]
 
 
-def _block_lp(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _block_lp(a: np.ndarray, transpose: bool, options: tuple[dict, ...] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One LP for ``k`` games: per game, maximise ``v`` s.t. ``(A^T x)_j >= v``, ``sum x = 1``.
 
     With ``transpose`` the column player's LP (minimise ``w`` s.t. ``(A y)_i <= w``) is written
@@ -246,9 +247,9 @@ def _block_lp(a: np.ndarray, transpose: bool) -> tuple[np.ndarray, np.ndarray, n
     hi = np.full(k * nv, np.inf)
     lo[np.arange(k) * nv + m] = a.min(axis=(1, 2))
     hi[np.arange(k) * nv + m] = a.max(axis=(1, 2))
-    for options in (_HIGHS_OPTIONS, {}):  # HiGHS's defaults if the fast settings fail
+    for opts in options or (_HIGHS_OPTIONS, {}):  # HiGHS's defaults if the fast settings fail
         res = linprog(c, A_ub=a_ub, b_ub=np.zeros(k * n), A_eq=a_eq, b_eq=np.ones(k),
-                      bounds=np.stack([lo, hi], axis=1), method="highs", options=options)
+                      bounds=np.stack([lo, hi], axis=1), method="highs", options=opts)
         if res.status == 0:
             break
     if res.status != 0:
@@ -273,9 +274,10 @@ def _refine(a: np.ndarray, x: np.ndarray, y: np.ndarray, lo: np.ndarray, hi: np.
     """
     calls = 0
     for g in np.flatnonzero(hi - lo > _POLISH_GAP * np.maximum(1.0, np.abs(lo))).tolist():
-        for transpose in (False, True):
+        attempts = [(t, o) for o in ((_HIGHS_OPTIONS,), (_PRESOLVED_OPTIONS,), ({},)) for t in (False, True)]
+        for transpose, options in attempts:
             try:
-                _, s1, s2 = _block_lp(a[g : g + 1], transpose=transpose)
+                _, s1, s2 = _block_lp(a[g : g + 1], transpose=transpose, options=options)
             except RuntimeError:
                 continue
             calls += 1
