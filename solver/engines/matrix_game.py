@@ -21,6 +21,11 @@ strategy guarantees); if the check fails the column player's own LP is solved in
 value returned is computed from the two strategies (the midpoint of what the row strategy
 guarantees and what the column strategy concedes, which agree to ~1e-14), not read from the
 LP's value variable.
+
+Speed (measured on 20,000 random 6 x 6 games with normal entries, 2 shared CPUs): batched,
+~8,600 LPs/s (500 games per HiGHS call, 40 calls); one ``linprog`` call per game, ~235/s
+through :func:`solve_matrix_game` and ~450/s for a bare dense ``linprog``. Saddle points and
+2 x 2 games cost no LP (~1.5 million 2 x 2 games/s).
 """
 
 from __future__ import annotations

@@ -254,8 +254,8 @@ def solve_simultaneous(
         Give up on a component after this many sweeps (``converged`` is then False).
     discount_gap, warmup_sweeps : float, int
         For cyclic components without simultaneous nodes (see
-        :func:`~solver.engines.value_iteration.value_iteration`) and for breaking ties between
-        moves in loops; Shapley iteration itself is undiscounted.
+        :func:`~solver.engines.value_iteration.value_iteration`); Shapley iteration itself is
+        undiscounted, and ties in loops are broken by :func:`_tie_break_scale`.
     progress : callable, optional
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier and every
         :data:`PROGRESS_EVERY` sweeps of a cyclic component (``residual``: the last change).
