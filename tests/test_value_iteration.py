@@ -292,10 +292,23 @@ def test_tiers_must_not_fall() -> None:
         value_iteration(g, tiers=np.array([0]))
 
 
-def test_simultaneous_nodes_are_a_clear_hook() -> None:
+def test_simultaneous_nodes_go_to_the_simultaneous_engine() -> None:
+    # without sim_rows the matrix shape is unknown: a clear error
     g = make_graph([Node(SIM, 0, edges=((1, 1.0),)), Node(T, 0, result=1)])
-    with pytest.raises(NotImplementedError, match="simultaneous"):
+    with pytest.raises(ValueError, match="sim_rows"):
         value_iteration(g)
+    # a 1 x 1 matrix game is a forced move: the child's value
+    g.sim_rows = np.array([1, 0], dtype=np.int32)
+    sol = value_iteration(g)
+    assert sol.value[0] == 1.0 and sol.stats["certified"]
+    assert list(sol.strategies) == [0]
+
+
+@pytest.mark.parametrize("tol", [0.0, -1e-3, float("nan"), float("inf")])
+def test_tol_must_be_finite_and_positive(tol: float) -> None:
+    g = make_graph([Node(D, 0, edges=((1, 1.0),)), Node(T, 1, result=-1)])
+    with pytest.raises(ValueError, match="tol"):
+        value_iteration(g, tol=tol)
 
 
 def test_non_terminal_without_moves_is_rejected() -> None:

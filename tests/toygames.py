@@ -158,3 +158,66 @@ class DiceRace(Game):
 
     def render(self, s) -> str:
         return f"racers at {s[0]} and {s[1]}, player {s[2] + 1} " + ("to roll" if s[3] == 0 else f"rolled {s[3]}")
+
+
+class Stochastic(Game):
+    """A game given as an explicit graph with every node kind, for the simultaneous engine.
+
+    ``spec`` maps node -> ``(kind, player, data)``:
+
+    * ``"T"``: ``data`` = the per-player tuple of Results;
+    * ``"D"``: ``data`` = list of children;
+    * ``"C"``: ``data`` = list of ``(child, Fraction)``;
+    * ``"S"``: ``data`` = matrix (list of rows) of children: player 0 picks the row, player 1
+      the column, secretly and at once.
+    """
+
+    name = "stochastic"
+    params = ()
+
+    def __init__(self, spec: dict[int, tuple[str, int, Any]], start: int = 0) -> None:
+        from solver.core.variant import make_variant
+
+        self.spec = spec
+        self.start = start
+        super().__init__(make_variant("stochastic", (), {}))
+
+    def initial_state(self) -> int:
+        return self.start
+
+    def node_kind(self, state: int) -> NodeKind:
+        return {"T": NodeKind.TERMINAL, "D": NodeKind.DECISION, "C": NodeKind.CHANCE,
+                "S": NodeKind.SIMULTANEOUS}[self.spec[state][0]]
+
+    def to_move(self, state: int) -> int:
+        return self.spec[state][1]
+
+    def legal_actions(self, state: int) -> list[int]:
+        return list(range(len(self.spec[state][2])))
+
+    def apply(self, state: int, action: int) -> int:
+        kind, _, data = self.spec[state]
+        return data[action][0] if kind == "C" else data[action]
+
+    def chance_outcomes(self, state: int):
+        return [(i, p) for i, (_, p) in enumerate(self.spec[state][2])]
+
+    def player_actions(self, state: int, player: int) -> list[int]:
+        matrix = self.spec[state][2]
+        return list(range(len(matrix) if player == 0 else len(matrix[0])))
+
+    def apply_joint(self, state: int, actions) -> int:
+        i, j = actions
+        return self.spec[state][2][i][j]
+
+    def outcome(self, state: int) -> Outcome:
+        return Outcome(tuple(self.spec[state][2]))
+
+    def encode(self, state: int) -> int:
+        return state
+
+    def decode(self, key: int) -> int:
+        return key
+
+    def render(self, state: int) -> str:
+        return f"node {state}"

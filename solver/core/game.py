@@ -90,6 +90,9 @@ class Expansion:
       when no parent is a chance node.
     * ``result``: ``int8[n]`` at terminals the :class:`Result` of the player ``to_move`` (0 else).
     * ``margin``: ``int32[n]`` at terminals the score margin of ``to_move`` (0 in unscored games).
+    * ``sim_rows``: ``int32[n]`` at simultaneous nodes the number of actions of player 0 (the
+      rows of the node's matrix game; its columns are the degree divided by it), 0 elsewhere;
+      or ``None`` when no parent is a simultaneous node.
     """
 
     kind: np.ndarray
@@ -99,6 +102,7 @@ class Expansion:
     probs: np.ndarray | None
     result: np.ndarray
     margin: np.ndarray
+    sim_rows: np.ndarray | None = None
 
 
 class Game(ABC, Generic[State]):
@@ -294,6 +298,8 @@ class Game(ABC, Generic[State]):
         children: list[int] = []
         probs: list[float] = []
         any_chance = False
+        sim_rows = np.zeros(n, dtype=np.int32)
+        any_simultaneous = False
         enc = self.encode
         canon = self.canonical
         for i, key in enumerate(keys.tolist()):
@@ -314,6 +320,8 @@ class Game(ABC, Generic[State]):
                     children.append(enc(canon(child)) if canonical else enc(child))
                     probs.append(float(p))
             elif k == NodeKind.SIMULTANEOUS:
+                any_simultaneous = True
+                sim_rows[i] = len(self.player_actions(state, 0))
                 for joint in self.joint_actions(state):
                     child = self.apply_joint(state, joint)
                     children.append(enc(canon(child)) if canonical else enc(child))
@@ -332,6 +340,7 @@ class Game(ABC, Generic[State]):
             probs=np.array(probs, dtype=np.float64) if any_chance else None,
             result=result,
             margin=margin,
+            sim_rows=sim_rows if any_simultaneous else None,
         )
 
     def joint_actions(self, state: State) -> list[tuple[Action, ...]]:

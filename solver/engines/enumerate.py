@@ -38,6 +38,10 @@ class Graph:
     * ``probs``: ``float64[E]`` chance probabilities (1.0 elsewhere) or ``None``.
     * ``result``/``margin``: terminal result and score margin for ``to_move`` (see Expansion).
     * ``root``: row of the start position.
+    * ``sim_rows``: ``int32[n]`` at simultaneous nodes the number of actions of player 0 (0
+      elsewhere; see :class:`~solver.core.game.Expansion`), or ``None`` without simultaneous
+      nodes. A simultaneous node's edges are its joint actions, row-major: ``sim_rows`` rows of
+      ``degree // sim_rows`` columns.
     """
 
     keys: np.ndarray
@@ -52,6 +56,7 @@ class Graph:
     root: int
     symmetry: bool
     stats: dict = field(default_factory=dict)
+    sim_rows: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -79,7 +84,8 @@ class Graph:
 
     def nbytes(self) -> int:
         total = 0
-        for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "probs", "result", "margin"):
+        for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "probs", "result", "margin",
+                     "sim_rows"):
             arr = getattr(self, name)
             if arr is not None:
                 total += arr.nbytes
@@ -175,6 +181,13 @@ def enumerate_positions(
             [p.probs if p.probs is not None else np.ones(len(p.children)) for p in flat]
         )
 
+    sim_rows = None
+    if any(getattr(p, "sim_rows", None) is not None for p in flat):
+        sim_rows = np.concatenate([
+            p.sim_rows if p.sim_rows is not None else np.zeros(len(p.kind), dtype=np.int32)
+            for p in flat
+        ]).astype(np.int32)
+
     order = np.argsort(bfs_keys, kind="stable")
     keys = bfs_keys[order]
     n = len(keys)
@@ -203,6 +216,7 @@ def enumerate_positions(
         root=int(np.searchsorted(keys, root_key)),
         symmetry=symmetry,
         stats={"plies": len(level_keys)},
+        sim_rows=None if sim_rows is None else sim_rows[order],
     )
 
 

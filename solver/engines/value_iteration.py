@@ -46,8 +46,10 @@ How it is solved
    If a check fails, the discount is made 1000 times smaller and the sweeps go on from the last
    values (``max_rounds``); ``stats["certified"]`` and ``stats["rounds"]`` report it.
 
-Simultaneous nodes are not supported yet: :func:`simultaneous_node_values` is the hook where a
-matrix game per node (:mod:`solver.engines.matrix_game`, linear programming) will plug in.
+Graphs with **simultaneous nodes** go to :func:`solver.engines.simultaneous.solve_simultaneous`
+(Shapley's value iteration with a matrix game per simultaneous node, solved by linear
+programming in :mod:`solver.engines.matrix_game`); it reuses the schedule, the exact acyclic
+layers and the policy evaluation of this module.
 """
 
 from __future__ import annotations
@@ -89,9 +91,12 @@ class StochasticSolution:
     * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
     * ``residual``: the largest violation of a Bellman equation by the final values (0.0 when
       the graph is acyclic; below the absolute :data:`CERTIFICATE_TOL` when certified, whatever
-      ``tol`` was).
+      ``tol`` was; with simultaneous nodes below
+      :data:`solver.engines.simultaneous.CERTIFICATE_THRESHOLD` when certified).
     * ``converged``: every component converged and the certificate holds.
     * ``stats``: details (components, per-tier sweeps, rounds, certificate, last sweep change).
+    * ``strategies``: at simultaneous nodes, row -> ``(x, y)``: player 0's optimal mixed strategy
+      over its actions and player 1's over its own (empty without simultaneous nodes).
     """
 
     value: np.ndarray
@@ -102,6 +107,7 @@ class StochasticSolution:
     residual: float
     converged: bool = True
     stats: dict[str, Any] = field(default_factory=dict)
+    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def local_best(self, graph: Graph) -> np.ndarray:
         """``int64[n]``: ``best`` as an index into each position's list of actions (-1 elsewhere)."""
@@ -139,15 +145,14 @@ def tiers_from_game(game: Any, graph: Graph) -> np.ndarray | None:
     return np.asarray(tier_of(graph.keys), dtype=np.int64)
 
 
-def simultaneous_node_values(*args: Any, **kwargs: Any) -> np.ndarray:
-    """Hook for simultaneous nodes (value of the zero-sum matrix game at each node).
+def simultaneous_node_values(graph: Graph, value: np.ndarray, nodes: np.ndarray | None = None):
+    """The matrix-game value of simultaneous nodes from the given values of their children.
 
-    Not implemented yet: it will solve the matrix game of every simultaneous node of a block by
-    linear programming (:mod:`solver.engines.matrix_game`) and return its value.
+    See :func:`solver.engines.simultaneous.simultaneous_node_values` (this is a re-export).
     """
-    raise NotImplementedError(
-        "value iteration does not handle simultaneous nodes yet (matrix games per node)"
-    )
+    from solver.engines.simultaneous import simultaneous_node_values as impl
+
+    return impl(graph, value, nodes)
 
 
 def value_iteration(
@@ -173,6 +178,7 @@ def value_iteration(
         See :func:`tiers_from_game`.
     tol : float
         Stop iterating a cyclic component when the largest change of a sweep is below this.
+        Must be finite and above 0.
     max_sweeps : int
         Give up on a component after this many sweeps (``converged`` is then False).
     discount_gap : float
@@ -189,42 +195,28 @@ def value_iteration(
     Returns
     -------
     StochasticSolution
-    """
-    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a finite number above 0, not {tol!r}")
-    n = graph.n
-    kind = np.asarray(graph.kind, dtype=np.int64)
-    if np.any(kind == _SIMULTANEOUS):
-        simultaneous_node_values(graph)
-    offsets = np.asarray(graph.offsets, dtype=np.int64)
-    child = np.asarray(graph.child, dtype=np.int64)
-    deg = np.diff(offsets)
-    inner = kind != _TERMINAL
-    if np.any(deg[inner] == 0):
-        bad = int(np.flatnonzero(inner & (deg == 0))[0])
-        raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
-    if np.any(deg[~inner] != 0):
-        raise ValueError("a terminal position has moves")
-    parent = np.repeat(np.arange(n, dtype=np.int64), deg)
-    to_move = np.asarray(graph.to_move)
-    same = to_move[child] == to_move[parent]
-    sign = np.where(same, 1.0, -1.0)
-    chance_edge = kind[parent] == _CHANCE
-    if graph.probs is None:
-        if np.any(chance_edge):
-            raise ValueError("the graph has chance nodes but no probabilities")
-        prob = np.ones(len(child), dtype=np.float64)
-    else:
-        prob = np.where(chance_edge, np.asarray(graph.probs, dtype=np.float64), 1.0)
-    if tiers is None:
-        tiers = np.zeros(n, dtype=np.int64)
-    tiers = np.asarray(tiers, dtype=np.int64)
-    if len(tiers) != n:
-        raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
-    if np.any(tiers[child] < tiers[parent]):
-        raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
 
-    sys = _System(n, kind, offsets, child, deg, np.asarray(to_move, dtype=np.int64))
+    Notes
+    -----
+    A graph with simultaneous nodes (``graph.sim_rows`` required) is solved by
+    :func:`solver.engines.simultaneous.solve_simultaneous` with the same options
+    (``max_rounds`` does not apply there).
+    """
+    validate_tol(tol)
+    if np.any(np.asarray(graph.kind) == _SIMULTANEOUS):
+        from solver.engines.simultaneous import solve_simultaneous
+
+        return solve_simultaneous(
+            graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps, discount_gap=discount_gap,
+            warmup_sweeps=warmup_sweeps, progress=progress,
+        )
+    n = graph.n
+    prep = _prepare(graph, tiers)
+    kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
+    to_move, same, sign, chance_edge, prob, tiers = (
+        prep.to_move, prep.same, prep.sign, prep.chance_edge, prep.prob, prep.tiers
+    )
+    sys = prep.sys
     schedule = _schedule(sys, tiers)
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
@@ -294,6 +286,69 @@ def value_iteration(
         value=payoff, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps, residual=bellman,
         converged=converged and pol_conv and certified, stats=stats,
     )
+
+
+def validate_tol(tol: float) -> None:
+    """``tol`` must be a finite number above 0 (a clear error otherwise)."""
+    try:
+        ok = bool(np.isfinite(tol)) and tol > 0
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"tol must be a finite number above 0, got {tol!r}")
+
+
+@dataclass
+class _Prepared:
+    """The checked arrays of a graph that every stochastic engine starts from."""
+
+    sys: "_System"
+    kind: np.ndarray
+    offsets: np.ndarray
+    child: np.ndarray
+    deg: np.ndarray
+    parent: np.ndarray
+    to_move: np.ndarray
+    same: np.ndarray
+    sign: np.ndarray
+    chance_edge: np.ndarray
+    prob: np.ndarray
+    tiers: np.ndarray
+
+
+def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
+    """Check the graph (moves, probabilities, tiers) and derive the per-edge arrays."""
+    n = graph.n
+    kind = np.asarray(graph.kind, dtype=np.int64)
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    child = np.asarray(graph.child, dtype=np.int64)
+    deg = np.diff(offsets)
+    inner = kind != _TERMINAL
+    if np.any(deg[inner] == 0):
+        bad = int(np.flatnonzero(inner & (deg == 0))[0])
+        raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
+    if np.any(deg[~inner] != 0):
+        raise ValueError("a terminal position has moves")
+    parent = np.repeat(np.arange(n, dtype=np.int64), deg)
+    to_move = np.asarray(graph.to_move)
+    same = to_move[child] == to_move[parent]
+    sign = np.where(same, 1.0, -1.0)
+    chance_edge = kind[parent] == _CHANCE
+    if graph.probs is None:
+        if np.any(chance_edge):
+            raise ValueError("the graph has chance nodes but no probabilities")
+        prob = np.ones(len(child), dtype=np.float64)
+    else:
+        prob = np.where(chance_edge, np.asarray(graph.probs, dtype=np.float64), 1.0)
+    if tiers is None:
+        tiers = np.zeros(n, dtype=np.int64)
+    tiers = np.asarray(tiers, dtype=np.int64)
+    if len(tiers) != n:
+        raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
+    if np.any(tiers[child] < tiers[parent]):
+        raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
+    sys = _System(n, kind, offsets, child, deg, np.asarray(to_move, dtype=np.int64))
+    return _Prepared(sys, kind, offsets, child, deg, parent, to_move, same, sign, chance_edge, prob, tiers)
 
 
 def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -1,0 +1,515 @@
+"""Value iteration for graphs with simultaneous nodes (zero-sum stochastic games).
+
+:func:`~solver.engines.value_iteration.value_iteration` sends every graph with a simultaneous
+node here; the graph may mix decision, chance, simultaneous and terminal nodes, with cycles
+(a *recursive game* in Everett's sense: results only at terminals, endless play counts 0).
+
+Values are **expected results from the side to move** (``graph.to_move``), as in
+:mod:`~solver.engines.value_iteration`. At a simultaneous node player 0 picks a row and player
+1 a column at once; the joint actions are the node's edges, row-major, with ``graph.sim_rows``
+rows. The node's **matrix game** has entry ``(i, j)`` = player 0's value of child ``i * cols + j``
+(the child's value, negated when player 1 is to move there); the node's stored value is the
+matrix game's value for player 0, negated when its own ``to_move`` is player 1.
+
+How it is solved
+----------------
+1. The schedule of :mod:`~solver.engines.value_iteration` (tiers from the highest, strongly
+   connected components in topological order). **Acyclic layers are exact**: decision and
+   chance nodes by backward induction, simultaneous nodes by one matrix game each (an LP,
+   unless a saddle point or the 2 x 2 formula answers it), all of a layer in one batched call
+   of :func:`~solver.engines.matrix_game.solve_matrix_games`. So a graph whose simultaneous
+   nodes lie on no cycle is solved exactly, with no sweeps.
+2. Cyclic components **without** simultaneous nodes use the exact machinery of the other engine
+   (discounted sweeps finished by strategy iteration; see its docstring).
+3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0, block
+   Gauss-Seidel by node kind (chance, decision, then the simultaneous block, whose matrix games
+   are solved in one batch per shape; a node is re-solved only when its matrix moved by more
+   than ``tol / 10`` since its last solve, which changes its value by at most that), until the
+   largest change of a sweep is below ``tol``.
+
+   What this relies on: starting from 0, the ``n``-th iterate is the value of the game cut off
+   after ``n`` moves (unfinished play counts 0). The Shapley operator is monotone and moves no
+   value by more than its input moved, and for finite zero-sum stochastic games the limit of
+   the ``n``-stage values exists and is the value of the infinite game (Bewley-Kohlberg 1976,
+   Mertens-Neyman 1981; for recursive games already Everett 1957). **No discount** is used here:
+   the other engine's tiny discount (``1 - 1e-9``) gives no useful contraction (sweeps would
+   still need ~1e9 steps to feel it) and a large one would change the values; strategy
+   iteration, which makes that engine exact, has no counterpart for simultaneous moves that
+   terminates in general. Convergence is geometric when every cycle can end by chance, but can
+   be **slow** otherwise: in Everett's "quit or continue" game the iterates are
+   ``n / (n + 1)``, so a small change per sweep does not bound the distance to the value
+   (reported as not converged when ``max_sweeps`` runs out; ``stats["error_estimate"]``
+   extrapolates the last changes, which flags such slow tails).
+4. **Strategies** from the final values: each decision node takes its best move; each
+   simultaneous node both players' optimal mixed strategies of its matrix game
+   (:attr:`StochasticSolution.strategies`). Undiscounted values tie where staying in a loop
+   is worth as much as leaving it, and a strategy that stays never collects; so moves that stay
+   in a cyclic component are perturbed towards 0 by less than 1e-6, more the farther their
+   child is from an end (:func:`_tie_break_scale`). The side that gains then leaves, and a side
+   that can only force the end by mixing mixes (strategies in loops are therefore optimal up to
+   that perturbation; outside loops they are exact).
+5. **Win/loss probabilities** of the side to move under those strategies: a simultaneous node
+   with fixed mixed strategies is a chance node with probabilities ``x_i * y_j``, so the other
+   engine's exact policy evaluation computes them. In recursive games optimal *stationary*
+   strategies need not exist (Everett), so ``p_win - p_loss`` can fall short of the value; its
+   largest distance is ``stats["policy_gap"]``. The stored ``value`` is the iterated value.
+6. **Certificate** (absolute threshold :data:`CERTIFICATE_THRESHOLD`, not scaled by ``tol``):
+   every stored value satisfies its Bellman equation -- the max at decision nodes, the
+   expectation at chance nodes, and at simultaneous nodes the matrix-game value **re-solved by
+   LP** from the stored child values. Limitation: in cyclic components this proves the values
+   are a fixed point, not that they are *the* value (an undiscounted game can have other fixed
+   points, e.g. on loops nobody leaves); the iteration from 0 is what picks the right one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from solver.core.game import NodeKind
+from solver.engines.enumerate import Graph
+from solver.engines.matrix_game import CHUNK, solve_matrix_games
+from solver.engines.value_iteration import (
+    Progress,
+    StochasticSolution,
+    _combine,
+    _edge_max,
+    _edges_of,
+    _evaluate_policy,
+    _first_best,
+    _group_max,
+    _iterate_loop,
+    _prepare,
+    _schedule,
+    validate_tol,
+)
+
+#: a value is certified when it is within this of its Bellman equation (absolute, not ``tol``)
+CERTIFICATE_THRESHOLD = 1e-6
+#: progress is reported every this many sweeps of a cyclic component
+PROGRESS_EVERY = 100
+
+_DECISION = int(NodeKind.DECISION)
+_CHANCE = int(NodeKind.CHANCE)
+_SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
+_TERMINAL = int(NodeKind.TERMINAL)
+
+
+@dataclass
+class _Counters:
+    matrix_games: int = 0
+    lp_solves: int = 0
+    lp_calls: int = 0
+    lp_seconds: float = 0.0
+    matrix_seconds: float = 0.0
+
+
+class _SimBlock:
+    """The simultaneous nodes of one set, grouped by matrix shape, with cached last matrices."""
+
+    def __init__(self, nodes: np.ndarray, offsets: np.ndarray, rows: np.ndarray, deg: np.ndarray) -> None:
+        self.nodes = nodes
+        r = rows[nodes].astype(np.int64)
+        c = deg[nodes] // r
+        self.groups: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (positions in nodes, edges k x r x c, r, c)
+        shape_id = r * (int(c.max()) + 1 if len(c) else 1) + c
+        for sid in np.unique(shape_id).tolist():
+            pos = np.flatnonzero(shape_id == sid)
+            rr, cc = int(r[pos[0]]), int(c[pos[0]])
+            edges = offsets[nodes[pos]][:, None] + np.arange(rr * cc)[None, :]
+            self.groups.append((pos, edges.reshape(len(pos), rr, cc), rr, cc))
+        self.last: list[np.ndarray | None] = [None] * len(self.groups)
+
+    def solve(
+        self,
+        value: np.ndarray,
+        child: np.ndarray,
+        p0sign: np.ndarray,
+        node_sign: np.ndarray,
+        counters: _Counters,
+        *,
+        skip: float | None = None,
+        strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+        scale: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """New values (own view) of the nodes; with ``skip``, nodes whose matrix moved by at most
+        ``skip`` since their last solve keep ``value``. Fills ``strategies`` when given.
+        ``scale`` (per edge) multiplies the matrix entries (the tie-break discount)."""
+        out = value[self.nodes].copy()
+        t0 = time.perf_counter()
+        for g, (pos, edges, _, _) in enumerate(self.groups):
+            ch = child[edges]
+            a = value[ch] * p0sign[ch]
+            if scale is not None:
+                a = a * scale[edges]
+            todo = slice(None)
+            if skip is not None and self.last[g] is not None:
+                moved = np.abs(a - self.last[g]).max(axis=(1, 2)) > skip
+                if not moved.any():
+                    continue
+                todo = np.flatnonzero(moved)
+            batch = solve_matrix_games(a[todo], chunk=CHUNK)
+            if skip is not None:
+                if self.last[g] is None:
+                    self.last[g] = a.copy()
+                else:
+                    self.last[g][todo] = a[todo]
+            rows = pos[todo]
+            out[rows] = batch.value * node_sign[self.nodes[rows]]
+            counters.matrix_games += len(batch)
+            counters.lp_solves += batch.lp_solves
+            counters.lp_calls += batch.lp_calls
+            counters.lp_seconds += batch.lp_seconds
+            if strategies is not None:
+                for k, node in enumerate(self.nodes[rows].tolist()):
+                    strategies[node] = (batch.row[k], batch.col[k])
+        counters.matrix_seconds += time.perf_counter() - t0
+        return out
+
+
+def _sim_arrays(graph: Graph, kind: np.ndarray, deg: np.ndarray) -> np.ndarray:
+    """``int64[n]`` rows of each simultaneous node's matrix, checked."""
+    sim = kind == _SIMULTANEOUS
+    if graph.sim_rows is None:
+        raise ValueError(
+            "the graph has simultaneous nodes but no sim_rows (the number of player 0's actions "
+            "at each); build it with enumerate_positions from a game whose expand fills it"
+        )
+    rows = np.asarray(graph.sim_rows, dtype=np.int64)
+    if len(rows) != graph.n:
+        raise ValueError(f"sim_rows has {len(rows)} entries for {graph.n} positions")
+    r = rows[sim]
+    if np.any(r < 1) or np.any(deg[sim] % np.maximum(r, 1) != 0):
+        bad = int(np.flatnonzero(sim)[np.flatnonzero((r < 1) | (deg[sim] % np.maximum(r, 1) != 0))[0]])
+        raise ValueError(
+            f"simultaneous position {int(graph.keys[bad])}: {int(deg[bad])} joint actions do not "
+            f"form a matrix with {int(rows[bad])} rows"
+        )
+    return rows
+
+
+def simultaneous_node_values(
+    graph: Graph, value: np.ndarray, nodes: np.ndarray | None = None
+) -> tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """The matrix-game value of simultaneous nodes from the given values of their children.
+
+    Parameters
+    ----------
+    graph : Graph
+        A graph with ``sim_rows``.
+    value : numpy.ndarray
+        ``float64[n]`` values from each position's side to move.
+    nodes : numpy.ndarray, optional
+        Rows of simultaneous nodes (default: all of them).
+
+    Returns
+    -------
+    (values, strategies)
+        ``float64[len(nodes)]`` each node's matrix-game value from its own side to move, and
+        row -> ``(x, y)`` both players' optimal mixed strategies.
+    """
+    kind = np.asarray(graph.kind, dtype=np.int64)
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    deg = np.diff(offsets)
+    rows = _sim_arrays(graph, kind, deg)
+    if nodes is None:
+        nodes = np.flatnonzero(kind == _SIMULTANEOUS)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    if np.any(kind[nodes] != _SIMULTANEOUS):
+        raise ValueError("simultaneous_node_values: a given row is not a simultaneous node")
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    block = _SimBlock(nodes, offsets, rows, deg)
+    full = np.asarray(value, dtype=np.float64)
+    vals = block.solve(full, np.asarray(graph.child, dtype=np.int64), side, side, _Counters(),
+                       strategies=strategies)
+    return vals, strategies
+
+
+def solve_simultaneous(
+    graph: Graph,
+    *,
+    tiers: np.ndarray | None = None,
+    tol: float = 1e-12,
+    max_sweeps: int = 100_000,
+    discount_gap: float = 1e-9,
+    warmup_sweeps: int = 40,
+    progress: Progress | None = None,
+) -> StochasticSolution:
+    """Solve a graph with simultaneous (and chance, decision, terminal) nodes and cycles.
+
+    Parameters
+    ----------
+    graph : Graph
+        Every position and move, with ``graph.sim_rows`` (from
+        :func:`~solver.engines.enumerate.enumerate_positions`).
+    tiers : numpy.ndarray, optional
+        ``int[n]`` tier of every position (never falling along a move); ``None``: one tier.
+    tol : float
+        Stop iterating a cyclic component when the largest change of a sweep is below this
+        (finite, above 0).
+    max_sweeps : int
+        Give up on a component after this many sweeps (``converged`` is then False).
+    discount_gap, warmup_sweeps : float, int
+        For cyclic components without simultaneous nodes (see
+        :func:`~solver.engines.value_iteration.value_iteration`); Shapley iteration itself is
+        undiscounted, and ties in loops are broken by :func:`_tie_break_scale`.
+    progress : callable, optional
+        Called as ``progress(stage, tier, sweeps, residual)`` after each tier and every
+        :data:`PROGRESS_EVERY` sweeps of a cyclic component (``residual``: the last change).
+
+    Returns
+    -------
+    StochasticSolution
+        ``value`` (the iterated values), ``p_win``/``p_loss`` under the returned strategies,
+        ``best`` at decision nodes, ``strategies`` at simultaneous nodes; ``stats`` has
+        ``certified``, ``residual``, ``sweeps``, ``lp_solves``, ``lp_seconds``,
+        ``policy_gap`` and more.
+    """
+    validate_tol(tol)
+    t_start = time.perf_counter()
+    prep = _prepare(graph, tiers)
+    sys = prep.sys
+    kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
+    rows = _sim_arrays(graph, kind, deg)
+    to_move = np.asarray(prep.to_move, dtype=np.int64)
+    side = np.where(to_move == 0, 1.0, -1.0)  # player 0's view of a value from the side to move
+    schedule = _schedule(sys, prep.tiers)
+    loop_id = schedule.loop_id
+    looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
+    terminal = kind == _TERMINAL
+    result = np.asarray(graph.result, dtype=np.float64)
+    value = np.where(terminal, result, 0.0)
+    weight = prep.sign * prep.prob
+    lam = 1.0 - discount_gap
+    counters = _Counters()
+    skip = tol / 10
+
+    sweeps_total = 0
+    error_estimate = 0.0
+    last_change = 0.0
+    converged = True
+    per_tier: dict[int, dict[str, float]] = {}
+    in_loop = np.zeros(sys.n, dtype=bool)
+    current_tier = None
+    for layer in schedule.layers:
+        if current_tier is not None and layer.tier != current_tier and progress is not None:
+            progress("value", current_tier, sweeps_total, last_change)
+        current_tier = layer.tier
+        st = per_tier.setdefault(layer.tier, {"positions": 0, "cyclic": 0, "sweeps": 0, "residual": 0.0})
+        st["positions"] += len(layer.flat) + len(layer.loop)
+        st["cyclic"] += len(layer.loop)
+        if len(layer.flat):
+            _flat_layer(sys, layer.flat, value, weight, child, side, offsets, rows, deg, counters)
+        if len(layer.loop):
+            nodes = layer.loop
+            if not np.any(kind[nodes] == _SIMULTANEOUS):
+                sw, res, ok, _ = _iterate_loop(
+                    sys, nodes, value, weight, lam, None, in_loop, tol, max_sweeps, warmup_sweeps
+                )
+            else:
+                sw, res, ok, est = _shapley_loop(
+                    sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip,
+                    max_sweeps, progress, layer.tier, sweeps_total,
+                )
+                error_estimate = max(error_estimate, est)
+            sweeps_total += sw
+            last_change = max(last_change, res)
+            converged &= ok
+            st["sweeps"] += sw
+            st["residual"] = max(st["residual"], res)
+    if current_tier is not None and progress is not None:
+        progress("value", current_tier, sweeps_total, last_change)
+
+    # strategies ---------------------------------------------------------------------------
+    scale = _tie_break_scale(sys, parent, looping)
+    q = weight * value[child] * scale
+    best = _first_best(kind, parent, offsets, deg, q)
+    sim_nodes = np.flatnonzero(kind == _SIMULTANEOUS)
+    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    final_block = _SimBlock(sim_nodes, offsets, rows, deg)
+    if np.any(looping & (kind[parent] == _SIMULTANEOUS)):
+        final = final_block.solve(value, child, side, side, counters)
+        # the strategies: the same matrix games with the tie-break discount on moves that stay
+        # in a loop (see _tie_break_scale). Exact for saddle points and 2 x 2 games; an LP may
+        # not see a difference this small.
+        final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale)
+    else:
+        final = final_block.solve(value, child, side, side, counters, strategies=strategies)
+
+    # certificate: Bellman equations of the stored values, simultaneous nodes re-solved by LP --
+    certificate = np.zeros(sys.n)
+    if len(child):
+        qv = weight * value[child]
+        top = _edge_max(qv, offsets, deg)
+        mean = np.bincount(parent, weights=qv, minlength=sys.n)
+        rhs = np.where(kind == _DECISION, top, mean)
+        plain = (kind == _DECISION) | (kind == _CHANCE)
+        certificate[plain] = np.abs(rhs[plain] - value[plain])
+    certificate[sim_nodes] = np.abs(final - value[sim_nodes])
+    residual = float(certificate.max()) if sys.n else 0.0
+    certified = residual <= CERTIFICATE_THRESHOLD
+
+    # win/loss probabilities under the strategies: simultaneous nodes as chance nodes ----------
+    prob = prep.prob.copy()
+    sim_edge = kind[parent] == _SIMULTANEOUS
+    for node, (x, y) in strategies.items():
+        o = int(offsets[node])
+        prob[o : o + len(x) * len(y)] = np.outer(x, y).ravel()
+    chosen = np.zeros(len(child), dtype=bool)
+    chosen[best[best >= 0]] = True
+    active = prep.chance_edge | chosen | (sim_edge & (prob > 0))
+    p_win = np.where(terminal & (result > 0), 1.0, 0.0)
+    p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+    pol_sweeps, pol_res, pol_conv = _evaluate_policy(
+        sys, schedule, p_win, p_loss, prob, prep.same, active, tol=tol, max_sweeps=max_sweeps,
+        progress=progress,
+    )
+    policy_gap = float(np.abs(p_win - p_loss - value).max()) if sys.n else 0.0
+
+    stats = {
+        "tiers": per_tier,
+        "components": schedule.stats,
+        "sweeps": sweeps_total,
+        "last_sweep_change": last_change,
+        "error_estimate": error_estimate,
+        "certified": certified,
+        "residual": residual,
+        "certificate_threshold": CERTIFICATE_THRESHOLD,
+        "lp_solves": counters.lp_solves,
+        "lp_calls": counters.lp_calls,
+        "lp_seconds": counters.lp_seconds,
+        "matrix_games": counters.matrix_games,
+        "matrix_game_seconds": counters.matrix_seconds,
+        "simultaneous_nodes": len(sim_nodes),
+        "policy_sweeps": pol_sweeps,
+        "policy_residual": pol_res,
+        "policy_gap": policy_gap,
+        "tol": tol,
+        "seconds": time.perf_counter() - t_start,
+    }
+    return StochasticSolution(
+        value=value, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps_total,
+        residual=residual, converged=bool(converged and certified and pol_conv), stats=stats,
+        strategies=strategies,
+    )
+
+
+def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray:
+    """Per edge, the factor applied to child values when picking strategies (not values).
+
+    Undiscounted values tie where staying in a loop is worth as much as leaving it (a loop
+    nobody has to leave fits any value), and a strategy that picks the loop never collects.
+    So moves that stay inside a cyclic component are discounted by ``1 - g * (1 + d)``, with
+    ``d`` the child's fewest moves to a terminal and ``g`` such that no factor falls below
+    ``1 - 1e-6``: among equally good moves the side that gains takes the one nearer an end, the
+    side that loses delays (endless play would give it 0). At simultaneous nodes this also turns
+    ties into the mixing that forces an end (e.g. a player who wins if the other does not match
+    a loop must mix, though at the undiscounted values a pure reply looks as good); the LPs use
+    tight tolerances (1e-10), so differences of this size count. A heuristic: what
+    the strategies earn is measured (``p_win``, ``p_loss``, ``stats["policy_gap"]``).
+    """
+    n = sys.n
+    child = sys.child
+    dist = np.full(n, -1, dtype=np.int64)
+    frontier = np.flatnonzero(sys.kind == _TERMINAL)
+    dist[frontier] = 0
+    order = np.argsort(child, kind="stable")
+    roff = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(child, minlength=n), out=roff[1:])
+    preds = parent[order]
+    d = 0
+    while len(frontier):
+        d += 1
+        counts = roff[frontier + 1] - roff[frontier]
+        idx = np.repeat(roff[frontier], counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+        p = np.unique(preds[idx])
+        p = p[dist[p] < 0]
+        dist[p] = d
+        frontier = p
+    dist[dist < 0] = d + 1  # never ends: farthest
+    g = 1e-6 / (2.0 + float(dist.max(initial=0)))
+    return np.where(looping, 1.0 - g * (1.0 + dist[child]), 1.0)
+
+
+def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, counters) -> None:
+    """An acyclic layer, exactly: children are final, so one pass (one batch of matrix games)."""
+    kind = sys.kind
+    sim = kind[nodes] == _SIMULTANEOUS
+    plain = nodes[~sim]
+    if len(plain):
+        e, loc = _edges_of(sys, plain, None)
+        m = len(plain)
+        value[plain] = _combine(kind[plain], loc, weight[e] * value[child[e]], m, np.zeros(m),
+                                np.full(m, -np.inf))
+    if sim.any():
+        sn = nodes[sim]
+        value[sn] = _SimBlock(sn, offsets, rows, deg).solve(value, child, side, side, counters)
+
+
+def _shapley_loop(
+    sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip, max_sweeps, progress,
+    tier, sweeps_before,
+) -> tuple[int, float, bool, float]:
+    """Shapley value iteration (undiscounted, Gauss-Seidel by node kind) on a cyclic set that
+    holds simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``,
+    the estimate extrapolating the last two changes as a geometric tail (a hint, not a bound:
+    it is about right for geometric and for Everett's 1/n convergence)."""
+    kind = sys.kind
+    child = sys.child
+    in_loop[nodes] = True
+    value[nodes] = 0.0  # the 0-stage values: start of the n-stage iterates
+    node_kind = kind[nodes]
+    blocks = []
+    for k in (_CHANCE, _DECISION):
+        sel = node_kind == k
+        if not sel.any():
+            continue
+        bn = nodes[sel]
+        e, loc = _edges_of(sys, bn, None)
+        ch = child[e]
+        internal = in_loop[ch]
+        w = weight[e]
+        ext = ~internal
+        contrib_ext = w[ext] * value[ch[ext]]
+        base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=len(bn))
+        base_max = _group_max(loc[ext], contrib_ext, len(bn))
+        bloc, bch, bw = loc[internal], ch[internal], w[internal]
+        starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
+        blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
+    sim_block = _SimBlock(nodes[node_kind == _SIMULTANEOUS], sys.offsets, rows, sys.deg)
+
+    def sweep() -> float:
+        res = 0.0
+        for bn, k, bloc, bch, bw, base_sum, base_max, starts, owners in blocks:
+            contrib = bw * value[bch]
+            if k == _CHANCE:
+                new = base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
+            else:
+                new = base_max.copy()
+                if len(starts):
+                    new[owners] = np.maximum(base_max[owners], np.maximum.reduceat(contrib, starts))
+            res = max(res, float(np.abs(new - value[bn]).max()))
+            value[bn] = new
+        sn = sim_block.nodes
+        new = sim_block.solve(value, child, side, side, counters, skip=skip)
+        res = max(res, float(np.abs(new - value[sn]).max()))
+        value[sn] = new
+        return res
+
+    sweeps = 0
+    change = previous = np.inf
+    while sweeps < max_sweeps:
+        previous, change = change, sweep()
+        sweeps += 1
+        if change < tol:
+            break
+        if progress is not None and sweeps % PROGRESS_EVERY == 0:
+            progress("value", tier, sweeps_before + sweeps, change)
+    in_loop[nodes] = False
+    # distance to the limit if the changes kept shrinking at their last ratio (geometric tail)
+    ratio = change / previous if np.isfinite(previous) and previous > 0 else 0.0
+    estimate = 0.0 if change == 0 else (change * ratio / (1 - ratio) if ratio < 1 else np.inf)
+    return sweeps, float(change), bool(change < tol), float(estimate)
