@@ -244,9 +244,17 @@ def verdict(
     other = _seat_name(1 - first) if players == 2 else "the others"
     if kind == "stochastic":
         exp = float(positions["value"][root])
-        pw = float(positions["p_win"][root]) if "p_win" in positions.columns else float("nan")
-        pls = float(positions["p_loss"][root]) if "p_loss" in positions.columns else float("nan")
+        pw = positions["p_win"][root] if "p_win" in positions.columns else None
+        pls = positions["p_loss"][root] if "p_loss" in positions.columns else None
+        pw = float("nan") if pw is None else float(pw)
+        pls = float("nan") if pls is None else float(pls)
         margin = float(positions["margin"][root]) if "margin" in positions.columns else None
+        if np.isnan(pw) or np.isnan(pls):
+            text = (f"With perfect play by both sides the first player ({me}) has an expected result of "
+                    f"{_signed(exp)} (+1 = win, -1 = loss). No fixed (stationary) strategy earns it, so "
+                    "win probabilities are not defined here.")
+            short = f"expected {_signed(exp, 2)}"
+            return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short)
         text = (
             f"With perfect play by both sides the first player ({me}) has an expected result of "
             f"{_signed(exp)} (+1 = win, -1 = loss): {me} wins with probability {_pct(pw)} and "

@@ -313,3 +313,17 @@ def sweep_bars(ax: Axes, labels: Sequence[str], values: Sequence[float | None], 
         ax.set_ylim(-1.05, 1.05)
     return _finish(ax, title, "variant", ylabel)
 
+
+
+def mixed_strategies(ax: Axes, names: Sequence[str], mixes: Mapping[str, Sequence[float]], *,
+                     title: str = "Optimal mixed strategies") -> Axes:
+    """Grouped bars: the probability each player gives each action (one colour per player)."""
+    x = np.arange(len(names))
+    width = 0.8 / max(1, len(mixes))
+    for k, (label, probs) in enumerate(mixes.items()):
+        ax.bar(x + (k - (len(mixes) - 1) / 2) * width, probs, width, label=label)
+    ax.set_xticks(x)
+    ax.set_xticklabels(names)
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize=8)
+    return _finish(ax, title, "action", "probability")

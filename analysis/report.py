@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 
 from analysis import metrics as M
 from analysis import plots
+from solver.core.game import NodeKind
 from solver.errors import TableError
 
 __all__ = ["write_report", "build_report", "report_variant", "report_presets", "Document", "Section",
@@ -287,7 +288,8 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
     bar.update(1)
     builders: list[tuple[str, Callable[[], Section]]] = [
         ("Verdict", lambda: _verdict_section(doc, t)),
-        ("Opening moves", lambda: _openings_section(doc, t, solution)),
+        ("Opening moves", lambda: (_secret_section(doc, t, solution) if _secret_start(t)
+                                   else _openings_section(doc, t, solution))),
         ("Value and remoteness", lambda: _histogram_section(doc, t)),
         ("Positions by ply", lambda: _ply_section(doc, t)),
         ("Decision difficulty", lambda: _difficulty_section(doc, t, play)),
@@ -306,6 +308,76 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
         bar.update(1)
     bar.close()
     return doc
+
+
+def _secret_start(t: _Tables) -> bool:
+    """The start is a secret simultaneous choice whose mixed strategies the table holds."""
+    return ("strategy_1" in t.positions.columns
+            and int(t.positions["kind"][t.root]) == int(NodeKind.SIMULTANEOUS))
+
+
+def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
+    """The first secret choice: its payoff matrix, both optimal mixes (table + bar chart), how
+    often each action is played over all secret choices, and what simple strategies lose."""
+    g = solution.game
+    state = g.initial_state()
+    pv = solution.lookup(state)
+    mix = pv.strategies or {}
+    rows = [g.action_name(state, a) for a in g.player_actions(state, 0)]
+    cols = [g.action_name(state, a) for a in g.player_actions(state, 1)]
+    moves = solution.moves(state)  # joint choices, row-major, from the side to move's view
+    A = np.array([m.expected for m in moves], dtype=np.float64).reshape(len(rows), len(cols))
+    if pv.to_move == 1:
+        A = -A  # Player 1's view
+    x = np.array([mix.get("1", {}).get(n, 0.0) for n in rows])
+    y = np.array([mix.get("2", {}).get(n, 0.0) for n in cols])
+    v = float(x @ A @ y)
+    sec = Section("Opening: the first secret choice",
+                  f"The game opens with a secret simultaneous choice: both players pick one of "
+                  f"{len(rows)} actions without seeing the other's. With optimal (mixed) play its value "
+                  f"for Player 1 is {v:+.3f}; the table holds each player's optimal mix at every such "
+                  f"choice.")
+    sec.table(["action", "Player 1 plays it", "Player 2 plays it"],
+              [[n, f"{x[i]:.3f}", f"{y[cols.index(n)]:.3f}" if n in cols else "-"] for i, n in enumerate(rows)])
+    doc.new_figure("secret_strategies", lambda ax: plots.mixed_strategies(
+        ax, rows, {"Player 1": x, "Player 2": [y[cols.index(n)] if n in cols else 0.0 for n in rows]},
+        title="Optimal mixed strategies at the first secret choice"))
+    sec.figure("secret_strategies", "The probability with which each player picks each action at the "
+               "first secret choice, under optimal play.")
+    sec.table(["Player 1 \\ Player 2"] + cols,
+              [[r] + [f"{A[i, j]:+.3f}" for j in range(len(cols))] for i, r in enumerate(rows)])
+    sec.note("The matrix gives Player 1's expected result for each pair of choices when both play "
+             "perfectly afterwards (+1 = win, -1 = loss).")
+    # how much simple strategies give away at this choice (the opponent answers with its best reply)
+    common1, common2 = int(np.argmax(x)), int(np.argmax(y))
+    p1_pure = float(A[common1].min())
+    p1_uniform = float(A.mean(axis=0).min())
+    p2_pure = float(A[:, common2].max())
+    p2_uniform = float(A.mean(axis=1).max())
+    sec.table(["strategy at the first secret choice", "value for Player 1 against a best reply",
+               "what it gives away"],
+              [["optimal mix (both)", f"{v:+.3f}", "-"],
+               [f"Player 1 always {rows[common1]} (its most likely action)", f"{p1_pure:+.3f}", f"{v - p1_pure:.3f}"],
+               ["Player 1 uniformly at random", f"{p1_uniform:+.3f}", f"{v - p1_uniform:.3f}"],
+               [f"Player 2 always {cols[common2]} (its most likely action)", f"{p2_pure:+.3f}", f"{p2_pure - v:.3f}"],
+               ["Player 2 uniformly at random", f"{p2_uniform:+.3f}", f"{p2_uniform - v:.3f}"]])
+    sec.note("Exploitability: a player who commits to the simple strategy at the first secret choice "
+             "(and plays perfectly afterwards) against an opponent who knows it and answers with the "
+             "best reply.")
+    # how often each action is played over all secret choices in the table
+    sim_rows = np.flatnonzero(t.positions["kind"].to_numpy() == int(NodeKind.SIMULTANEOUS))
+    table_rows = []
+    for p, names in ((1, rows), (2, cols)):
+        lists = t.positions[f"strategy_{p}"].gather(sim_rows).drop_nulls()
+        same = [lst for lst in lists.to_list() if len(lst) == len(names)]
+        if same:
+            mean = np.mean(np.array(same), axis=0)
+            table_rows.append([f"Player {p}"] + [f"{m:.3f}" for m in mean])
+    if table_rows and len(rows) == len(cols):
+        sec.table(["mean probability over all secret choices"] + rows, table_rows)
+        sec.note(f"Averaged over the {len(sim_rows):,} secret choices in the table (each counted once, "
+                 "not weighted by how often play reaches it).")
+    return sec
 
 
 def _steps_bar(show: bool, total: int):

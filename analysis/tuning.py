@@ -315,6 +315,7 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
             sentences.append(text[0].upper() + text[1:] + ("; and more (see the table)." if len(changes) > 6 else "."))
         if steady:
             sentences.append(f"Varying {', '.join(steady)} alone never changes the result.")
+    sentences += _hidden_choice_sentences(names, rows)
     adv = df["advantage"].to_numpy()
     labels = [_variant_label(r, names) for r in rows]
     if len(rows) > 1:
@@ -329,6 +330,31 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
         if pos[j] != pos[k]:
             sentences.append(f"Sizes range from {pos[j]:,} positions ({labels[j]}) to {pos[k]:,} ({labels[k]}).")
     return " ".join(sentences)
+
+
+def _hidden_choice_sentences(names: Sequence[str], rows: list[dict[str, Any]]) -> list[str]:
+    """When a sweep compares a secret simultaneous choice (``sequencing=secret``) with open
+    versions of it, say what the secrecy is worth to the first player, per setting of the rest."""
+    if "sequencing" not in names:
+        return []
+    others = [o for o in names if o != "sequencing"]
+    out = []
+    groups: dict[tuple, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[o] for o in others), {})[r["sequencing"]] = r
+    for key, by in groups.items():
+        secret = by.get("secret")
+        if secret is None or secret.get("advantage") is None:
+            continue
+        ctx = (" with " + ", ".join(f"{o}={k}" for o, k in zip(others, key))) if others else ""
+        for mode, r in by.items():
+            if mode == "secret" or r.get("advantage") is None:
+                continue
+            diff = secret["advantage"] - r["advantage"]
+            out.append(f"Hidden bid{ctx}: the first player's expected result is {secret['advantage']:+.3f} "
+                       f"with secret orders and {r['advantage']:+.3f} with sequencing={mode}, so the "
+                       f"secrecy is worth {diff:+.3f} to the first player.")
+    return out
 
 
 def _variant_label(row: Mapping[str, Any], names: Sequence[str]) -> str:

@@ -144,9 +144,10 @@ class Solution:
                                  margin=margin, to_move=s, kind=kind)
         margin = int(self.column("margin")[i]) if "margin" in self.positions.columns else None
         if self.stochastic:
+            p_win, p_loss = self.positions["p_win"][i], self.positions["p_loss"][i]
             return PositionValue(
                 value=None, remoteness=None, margin=margin, expected=float(self.column("value")[i]),
-                p_win=float(self.column("p_win")[i]), p_loss=float(self.column("p_loss")[i]),
+                p_win=None if p_win is None else float(p_win), p_loss=None if p_loss is None else float(p_loss),
                 to_move=to_move, kind=kind,
                 strategies=self.strategies_at(i) if kind == "simultaneous" else None,
             )
@@ -281,6 +282,9 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
     return Solution(game=game, positions=positions, meta=meta, path=folder / POSITIONS,
                     edges=companions.get(EDGES), setups=companions.get(SETUPS))
 
+
+#: win probabilities further than this from the value are not earned by the stored strategies
+P_WIN_GAP = 1e-6
 
 #: the default value-iteration tolerance, and the loosest one accepted
 DEFAULT_TOL = 1e-12
@@ -450,6 +454,14 @@ def solve_graph(
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
     if simultaneous.any():
+        # Win probabilities are those the stored (stationary) strategies earn. In recursive games
+        # optimal stationary strategies need not exist: only play that changes over time gets
+        # within any margin of the value. Where the strategies found do not earn the value, the
+        # win probability is left undefined (null) rather than stated wrongly.
+        undefined = np.abs(sol.p_win - sol.p_loss - sol.value) > P_WIN_GAP
+        cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
+        cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
+        extra["p_win_undefined"] = int(undefined.sum())
         for p in range(game.num_players):
             column: list[list[float] | None] = [None] * graph.n
             for row, mixes in strategies.items():
@@ -618,6 +630,9 @@ def _positions_frame(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
     for name, arr in cols.items():
         if name.startswith("strategy_"):  # mixed strategies at simultaneous rows, null elsewhere
             data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
+            continue
+        if name in ("p_win", "p_loss") and np.isnan(arr).any():  # undefined: null
+            data[name] = pl.Series(name, arr.astype(np.float64), dtype=pl.Float64).fill_nan(None)
             continue
         if name == "remoteness" or name.endswith("_remoteness"):
             s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)

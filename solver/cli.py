@@ -354,8 +354,9 @@ def format_summary(s: dict[str, Any]) -> str:
             dist = ", ".join(f"{k}: {v:.1%}" for k, v in su["margin_distribution"].items())
             lines.append(f"  margins        {dist}")
     else:
-        lines.append(f"  start          expected result {st['expected']:+.6f} for {who}; "
-                     f"wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}")
+        odds = (f"; wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}" if st["p_win"] is not None
+                else "; win probability not defined (no stationary strategy earns the value)")
+        lines.append(f"  start          expected result {st['expected']:+.6f} for {who}{odds}")
     if "arrangements" in s and len(s["arrangements"]) > 1:
         lines.append(f"  per arrangement (player {st['to_move']}'s view):")
         for a in s["arrangements"][:50]:

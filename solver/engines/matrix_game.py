@@ -50,7 +50,7 @@ _HIGHS_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
                   "dual_feasibility_tolerance": 1e-10}
 _PRESOLVED_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 #: games whose strategies prove the value only within this (relative) are refined (_refine)
-_POLISH_GAP = 1e-12
+_POLISH_GAP = 1e-9
 #: a dual taken as the column strategy must hold the row player to what the row strategy
 #: guarantees within this (relative to the value's size), else the column LP is solved
 _DUAL_CHECK = 1e-9

@@ -25,7 +25,8 @@ How it is solved
    Gauss-Seidel by node kind (chance, decision, then the simultaneous block, whose matrix games
    are solved in one batch per shape; a node is re-solved only when its matrix moved by more
    than ``tol / 10`` since its last solve, which changes its value by at most that), until the
-   largest change of a sweep is below ``tol``.
+   largest change of a sweep is below ``tol`` (at least :data:`TOL_FLOOR`, the precision of the
+   matrix-game solutions).
 
    What this relies on: starting from 0, the ``n``-th iterate is the value of the game cut off
    after ``n`` moves (unfinished play counts 0). The Shapley operator is monotone and moves no
@@ -85,6 +86,11 @@ from solver.engines.value_iteration import (
     _schedule,
     validate_tol,
 )
+
+#: matrix games are solved to about this precision (HiGHS at 1e-10 tolerances, strategies
+#: checked to 1e-9): a smaller ``tol`` cannot be met by the sweeps, so they use this floor
+#: (``stats["effective_tol"]``), and re-solve a node only when its matrix moved by a tenth of it
+TOL_FLOOR = 1e-9
 
 #: a value is certified when it is within this of its Bellman equation (absolute, not ``tol``)
 CERTIFICATE_THRESHOLD = 1e-6
@@ -269,6 +275,7 @@ def solve_simultaneous(
         ``policy_gap`` and more.
     """
     validate_tol(tol)
+    asked_tol, tol = tol, max(tol, TOL_FLOOR)
     t_start = time.perf_counter()
     prep = _prepare(graph, tiers)
     sys = prep.sys
@@ -387,7 +394,8 @@ def solve_simultaneous(
         "policy_sweeps": pol_sweeps,
         "policy_residual": pol_res,
         "policy_gap": policy_gap,
-        "tol": tol,
+        "tol": asked_tol,
+        "effective_tol": tol,
         "seconds": time.perf_counter() - t_start,
     }
     return StochasticSolution(
