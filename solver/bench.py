@@ -25,6 +25,9 @@ DEFAULT_CASES = [
     ("greener", "3x4"),
     ("blam", "3x3"),
     ("carrots", "3x3"),
+    ("petal", "6"),
+    ("petal", "6-2"),
+    ("petal", "8"),
 ]
 
 
@@ -66,6 +69,10 @@ def run_case(game_name: str, preset: str, out: str) -> dict:
         "peak_bytes": _rss_bytes(),
         "base_bytes": base_rss,
         "file_bytes": size,
+        "sim_nodes": int(extra.get("simultaneous_nodes", 0)),
+        "lp_solves": int(extra.get("simultaneous_lp_solves", 0)),
+        "sweeps": int(extra.get("sweeps", 0) or 0),
+        "lp_s": float(extra.get("simultaneous_lp_seconds", 0.0)),
     }
 
 
@@ -116,12 +123,14 @@ def main(argv: list[str] | None = None) -> int:
 def _print_row(r: dict, header: bool) -> None:
     if header:
         print(f"{'case':<18}{'positions':>12}{'moves':>12}{'enum s':>9}{'solve s':>9}{'write s':>9}"
-              f"{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}{'file B/pos':>11}")
+              f"{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}{'file B/pos':>11}"
+              f"{'sim nodes':>10}{'LP solves':>10}{'sweeps':>7}{'LP s':>7}")
     n = max(r["positions"], 1)
     print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>12,}{r['enumerate_s']:>9.2f}"
           f"{r['solve_s']:>9.2f}{r['write_s']:>9.2f}{r['total_s']:>9.2f}{r['positions'] / r['total_s']:>10,.0f}"
           f"{r['peak_bytes'] / 2**20:>9.0f}{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}"
-          f"{r['file_bytes'] / n:>11.1f}", flush=True)
+          f"{r['file_bytes'] / n:>11.1f}{int(r.get('sim_nodes', 0)):>10,}{int(r.get('lp_solves', 0)):>10,}"
+          f"{int(r.get('sweeps', 0)):>7}{r.get('lp_s', 0.0):>7.1f}", flush=True)
 
 
 if __name__ == "__main__":
