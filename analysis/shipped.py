@@ -19,6 +19,7 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("greener", "3x4"),
     ("blam", "3x3"),
     ("carrots", "3x3"),
+    ("petal", "6"),
 ]
 
 #: shipped tuning sweeps: (game, fixed parameters, varied parameters)
@@ -30,6 +31,9 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
     ("greener", {"rows": "4", "cols": "4", "black": "4", "white": "4", "setup": "random"},
      {"seed": [str(i) for i in range(1, 9)]}),
     ("blam", {"rows": "3", "cols": "3", "per_size": "1"}, {"chain": ["on", "off"], "push_smaller_only": ["off", "on"]}),
+    # what is the hidden turn-order bid worth? (secret vs in view), with both openings
+    ("petal", {"petals": "6", "run": "3", "per_size": "1"},
+     {"sequencing": ["secret", "open"], "opening": ["large-opposite", "enter-large"]}),
 ]
 
 
