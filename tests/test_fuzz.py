@@ -7,9 +7,7 @@ aside), never a traceback, and never a wrong answer served from a damaged table.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

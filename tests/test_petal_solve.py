@@ -4,15 +4,13 @@ two open versions (the player who orders first in view can only lose by it)."""
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 
 import numpy as np
 import pytest
 
 from solver.api import make_game, solve
-from solver.cli import main
+from tests.clirun import run
 from solver.core.game import NodeKind
 from solver.engines.matrix_game import solve_matrix_game
 
@@ -24,17 +22,6 @@ def sets(params: dict[str, str]) -> list[str]:
     return sum((["--set", f"{k}={v}"] for k, v in params.items()), [])
 
 
-def run(capsys, *argv, stdin: str | None = None):
-    old = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.StringIO(stdin)
-    try:
-        code = main(list(argv))
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

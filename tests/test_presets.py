@@ -6,13 +6,11 @@ The larger presets take minutes and are marked slow (`make test` runs them).
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 
 import pytest
 
-from solver.cli import main
+from tests.clirun import run
 from solver.games import REGISTRY, game_class
 
 #: presets that solve in a few seconds; the others are slow
@@ -36,17 +34,6 @@ def _large():
             yield pytest.param(game, preset, id=f"{game}-{preset}")
 
 
-def run(capsys, *argv, stdin: str | None = None):
-    old = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.StringIO(stdin)
-    try:
-        code = main(list(argv))
-    finally:
-        sys.stdin = old
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
