@@ -56,7 +56,7 @@ def test_round_starts_are_matrix_games_with_optimal_mixes(small):
         assert solve_matrix_game(A).value == pytest.approx(value_p1, abs=1e-6)
 
 
-@pytest.mark.parametrize("params", [SMALL, TINY], ids=["run3", "run2"])
+@pytest.mark.parametrize("params", [pytest.param(SMALL, marks=pytest.mark.slow), TINY], ids=["run3", "run2"])
 def test_secret_lies_between_the_two_open_orders(tmp_path, params):
     """Ordering first, in view, can only hurt: value(p1-first) <= value(secret) <= value(p2-first)
     for Player 1 (the open versions are solved by the ordinary engines, without any LP)."""
