@@ -69,6 +69,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solver.core.arrays import ranges as _ranges
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
 from solver.engines.matrix_game import CHUNK, solve_matrix_games
@@ -96,6 +97,10 @@ TOL_FLOOR = 1e-9
 CERTIFICATE_THRESHOLD = 1e-6
 #: progress is reported every this many sweeps of a cyclic component
 PROGRESS_EVERY = 100
+#: order the sweeps of a cyclic component by levels when its decision and chance nodes form no
+#: cycle among themselves (see :func:`_shapley_loop`); False forces block Gauss-Seidel by node
+#: kind (the tests compare both)
+LEVEL_SWEEPS = True
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -457,48 +462,111 @@ def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, coun
         value[sn] = _SimBlock(sn, offsets, rows, deg).solve(value, child, side, side, counters)
 
 
+def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, weight: np.ndarray) -> tuple:
+    """Precomputed arrays to evaluate the decision/chance nodes ``bn`` (sorted) of a cyclic set
+    again and again: the contributions of edges leaving the set (``in_loop`` False) are final
+    and summed / maxed once; the edges inside are kept as flat arrays grouped by node."""
+    e, loc = _edges_of(sys, bn, None)
+    ch = sys.child[e]
+    internal = in_loop[ch]
+    w = weight[e]
+    ext = ~internal
+    contrib_ext = w[ext] * value[ch[ext]]
+    m = len(bn)
+    base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
+    base_max = _group_max(loc[ext], contrib_ext, m)
+    bloc, bch, bw = loc[internal], ch[internal], w[internal]
+    starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
+    dec = sys.kind[bn] == _DECISION
+    mode = _DECISION if dec.all() else (_CHANCE if not dec.any() else -1)
+    return bn, mode, dec, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]
+
+
+def _eval_plain_block(block: tuple, value: np.ndarray) -> np.ndarray:
+    """New values of a block of :func:`_plain_block`: chance nodes the expectation, decision
+    nodes the max over their moves, from the current ``value``."""
+    bn, mode, dec, bloc, bch, bw, base_sum, base_max, starts, owners = block
+    contrib = bw * value[bch]
+    if mode == _CHANCE:
+        return base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
+    if mode == _DECISION:
+        new = base_max.copy()
+    else:
+        new = np.where(dec, base_max, base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn)))
+    if len(starts):
+        seg = np.maximum.reduceat(contrib, starts)
+        if mode != _DECISION:
+            keep = dec[owners]
+            owners, seg = owners[keep], seg[keep]
+        new[owners] = np.maximum(base_max[owners], seg)
+    return new
+
+
+def _plain_levels(sys, nodes: np.ndarray, plain: np.ndarray) -> list[np.ndarray] | None:
+    """The decision/chance nodes ``plain`` of the cyclic set ``nodes`` by height (longest path
+    to a node that has no move to another of them), lowest first, when the moves among them
+    form no cycle; ``None`` when they do (then only block Gauss-Seidel applies)."""
+    m = len(plain)
+    if m == 0:
+        return []
+    e, loc = _edges_of(sys, plain, None)
+    ch = sys.child[e]
+    j = np.searchsorted(plain, ch)
+    j[j >= m] = 0
+    inside = plain[j] == ch  # the move goes to one of the plain nodes of the set
+    src, dst = loc[inside], j[inside]
+    outdeg = np.bincount(src, minlength=m)
+    order = np.argsort(dst, kind="stable")
+    rin = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst, minlength=m), out=rin[1:])
+    preds = src[order]
+    levels: list[np.ndarray] = []
+    frontier = np.flatnonzero(outdeg == 0)
+    done = 0
+    while len(frontier):
+        levels.append(plain[frontier])
+        done += len(frontier)
+        p = preds[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
+        np.subtract.at(outdeg, p, 1)
+        frontier = np.unique(p[outdeg[p] == 0])
+    return levels if done == m else None
+
+
 def _shapley_loop(
     sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip, max_sweeps, progress,
     tier, sweeps_before,
 ) -> tuple[int, float, bool, float]:
-    """Shapley value iteration (undiscounted, Gauss-Seidel by node kind) on a cyclic set that
-    holds simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``,
-    the estimate extrapolating the last two changes as a geometric tail (a hint, not a bound:
-    it is about right for geometric and for Everett's 1/n convergence)."""
+    """Shapley value iteration (undiscounted, Gauss-Seidel) on a cyclic set that holds
+    simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``, the
+    estimate extrapolating the last two changes as a geometric tail (a hint, not a bound: it
+    is about right for geometric and for Everett's 1/n convergence).
+
+    Order of a sweep: when the moves among the set's decision and chance nodes form no cycle
+    (every cycle passes through a simultaneous node, e.g. a round of a game that starts with a
+    secret choice), those nodes are evaluated level by level from the lowest (exactly like
+    backward induction, once the simultaneous nodes' values are given), then the simultaneous
+    block; a sweep then carries the new values across a whole round. Otherwise (or with
+    :data:`LEVEL_SWEEPS` off) block Gauss-Seidel by node kind: chance, decision, simultaneous.
+    """
     kind = sys.kind
     child = sys.child
     in_loop[nodes] = True
     value[nodes] = 0.0  # the 0-stage values: start of the n-stage iterates
     node_kind = kind[nodes]
-    blocks = []
-    for k in (_CHANCE, _DECISION):
-        sel = node_kind == k
-        if not sel.any():
-            continue
-        bn = nodes[sel]
-        e, loc = _edges_of(sys, bn, None)
-        ch = child[e]
-        internal = in_loop[ch]
-        w = weight[e]
-        ext = ~internal
-        contrib_ext = w[ext] * value[ch[ext]]
-        base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=len(bn))
-        base_max = _group_max(loc[ext], contrib_ext, len(bn))
-        bloc, bch, bw = loc[internal], ch[internal], w[internal]
-        starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
-        blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
-    sim_block = _SimBlock(nodes[node_kind == _SIMULTANEOUS], sys.offsets, rows, sys.deg)
+    sim = node_kind == _SIMULTANEOUS
+    levels = _plain_levels(sys, nodes, nodes[~sim]) if LEVEL_SWEEPS else None
+    if levels is not None:
+        groups = levels
+    else:
+        groups = [nodes[node_kind == k] for k in (_CHANCE, _DECISION)]
+    blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
+    sim_block = _SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
 
     def sweep() -> float:
         res = 0.0
-        for bn, k, bloc, bch, bw, base_sum, base_max, starts, owners in blocks:
-            contrib = bw * value[bch]
-            if k == _CHANCE:
-                new = base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
-            else:
-                new = base_max.copy()
-                if len(starts):
-                    new[owners] = np.maximum(base_max[owners], np.maximum.reduceat(contrib, starts))
+        for block in blocks:
+            bn = block[0]
+            new = _eval_plain_block(block, value)
             res = max(res, float(np.abs(new - value[bn]).max()))
             value[bn] = new
         sn = sim_block.nodes
