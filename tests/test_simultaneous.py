@@ -511,3 +511,52 @@ def test_level_sweeps_equal_block_sweeps_on_petal_4(monkeypatch) -> None:
     assert levels.converged and levels.stats["certified"]
     assert np.abs(levels.value - blocks.value).max() < 1e-8
     assert set(levels.strategies) == set(blocks.strategies)
+
+
+def reference_terminal_distance(graph: Graph) -> np.ndarray:
+    """Fewest moves to a terminal, level by level in numpy (the earlier _tie_break_scale code)."""
+    n = graph.n
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    child = np.asarray(graph.child, dtype=np.int64)
+    parent = np.repeat(np.arange(n), np.diff(offsets))
+    dist = np.full(n, -1, dtype=np.int64)
+    frontier = np.flatnonzero(np.asarray(graph.kind) == T)
+    dist[frontier] = 0
+    d = 0
+    while len(frontier):
+        d += 1
+        p = np.unique(parent[np.isin(child, frontier)])
+        p = p[dist[p] < 0]
+        dist[p] = d
+        frontier = p
+    dist[dist < 0] = d + 1
+    return dist
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_distances_and_levels_equal_references(seed: int) -> None:
+    from solver.engines.simultaneous import _plain_levels, _terminal_distance
+    from solver.engines.value_iteration import _prepare
+
+    rng = random.Random(seed)
+    nodes = round_game(rng, 30) if seed % 2 else random_game(rng, 30, cyclic=True)
+    if seed in (6, 7):  # a part that never ends
+        nodes.append(Node(D, 0, edges=((len(nodes), 1.0),)))
+    graph = build(nodes)
+    dist = _terminal_distance(graph.offsets.astype(np.int64), graph.child, graph.kind == T)
+    assert dist.tolist() == reference_terminal_distance(graph).tolist()
+    sys = _prepare(graph, None).sys
+    plain = np.flatnonzero((sys.kind == D) | (sys.kind == C))
+    levels = _plain_levels(sys, np.arange(graph.n), plain)
+    if seed % 2:  # round games have levels, unless a move loops
+        assert (levels is None) == (seed == 7)
+    if levels is None:
+        return
+    # each level's nodes move only to lower levels (or to other kinds), and each is as low as can be
+    height = np.full(graph.n, -1)
+    for k, lv in enumerate(levels):
+        height[lv] = k
+    assert sorted(np.concatenate(levels).tolist()) == plain.tolist()
+    for i in plain.tolist():
+        below = [height[k] for k, _ in nodes[i].edges if height[k] >= 0]
+        assert height[i] == (max(below) + 1 if below else 0)

@@ -68,8 +68,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from solver.core.arrays import ranges as _ranges
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
 from solver.engines.matrix_game import CHUNK, solve_matrix_games
@@ -424,27 +424,9 @@ def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray
     tight tolerances (1e-10), so differences of this size count. A heuristic: what
     the strategies earn is measured (``p_win``, ``p_loss``, ``stats["policy_gap"]``).
     """
-    n = sys.n
-    child = sys.child
-    dist = np.full(n, -1, dtype=np.int64)
-    frontier = np.flatnonzero(sys.kind == _TERMINAL)
-    dist[frontier] = 0
-    order = np.argsort(child, kind="stable")
-    roff = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(child, minlength=n), out=roff[1:])
-    preds = parent[order]
-    d = 0
-    while len(frontier):
-        d += 1
-        counts = roff[frontier + 1] - roff[frontier]
-        idx = np.repeat(roff[frontier], counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-        p = np.unique(preds[idx])
-        p = p[dist[p] < 0]
-        dist[p] = d
-        frontier = p
-    dist[dist < 0] = d + 1  # never ends: farthest
+    dist = _terminal_distance(sys.offsets, sys.child, sys.kind == _TERMINAL)
     g = 1e-6 / (2.0 + float(dist.max(initial=0)))
-    return np.where(looping, 1.0 - g * (1.0 + dist[child]), 1.0)
+    return np.where(looping, 1.0 - g * (1.0 + dist[sys.child]), 1.0)
 
 
 def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, counters) -> None:
@@ -509,27 +491,109 @@ def _plain_levels(sys, nodes: np.ndarray, plain: np.ndarray) -> list[np.ndarray]
     m = len(plain)
     if m == 0:
         return []
-    e, loc = _edges_of(sys, plain, None)
-    ch = sys.child[e]
-    j = np.searchsorted(plain, ch)
-    j[j >= m] = 0
-    inside = plain[j] == ch  # the move goes to one of the plain nodes of the set
-    src, dst = loc[inside], j[inside]
-    outdeg = np.bincount(src, minlength=m)
-    order = np.argsort(dst, kind="stable")
-    rin = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=m), out=rin[1:])
-    preds = src[order]
-    levels: list[np.ndarray] = []
-    frontier = np.flatnonzero(outdeg == 0)
-    done = 0
-    while len(frontier):
-        levels.append(plain[frontier])
-        done += len(frontier)
-        p = preds[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
-        np.subtract.at(outdeg, p, 1)
-        frontier = np.unique(p[outdeg[p] == 0])
-    return levels if done == m else None
+    local = np.full(sys.n, -1, dtype=np.int64)
+    local[plain] = np.arange(m)
+    height = _plain_heights(sys.offsets, sys.child, plain, local)
+    if height is None or (m and height.min() < 0):
+        return None
+    order = np.argsort(height, kind="stable")
+    bounds = np.searchsorted(height[order], np.arange(int(height.max()) + 2))
+    return [plain[order[bounds[k] : bounds[k + 1]]] for k in range(len(bounds) - 1)]
+
+
+@njit(cache=True, nogil=True)
+def _terminal_distance(offsets, child, terminal):  # pragma: no cover - compiled
+    """Fewest moves from each position to a terminal (breadth-first search over reverse
+    moves from all terminals); positions that reach none get the largest distance + 2 (1
+    without terminals), as the level-by-level search of earlier versions did."""
+    n = len(terminal)
+    rcount = np.zeros(n + 1, dtype=np.int64)
+    for e in range(len(child)):
+        rcount[child[e] + 1] += 1
+    for i in range(n):
+        rcount[i + 1] += rcount[i]
+    fill = rcount[:-1].copy()
+    preds = np.empty(len(child), dtype=np.int64)
+    for i in range(n):
+        for e in range(offsets[i], offsets[i + 1]):
+            c = child[e]
+            preds[fill[c]] = i
+            fill[c] += 1
+    dist = np.full(n, -1, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    tail = 0
+    for i in range(n):
+        if terminal[i]:
+            dist[i] = 0
+            queue[tail] = i
+            tail += 1
+    head = 0
+    last = -1
+    while head < tail:
+        v = queue[head]
+        head += 1
+        last = dist[v]
+        for k in range(rcount[v], rcount[v + 1]):
+            p = preds[k]
+            if dist[p] < 0:
+                dist[p] = dist[v] + 1
+                queue[tail] = p
+                tail += 1
+    far = last + 2 if tail > 0 else 1
+    for i in range(n):
+        if dist[i] < 0:
+            dist[i] = far
+    return dist
+
+
+@njit(cache=True, nogil=True)
+def _plain_heights(offsets, child, plain, local):  # pragma: no cover - compiled
+    """Per node of ``plain``, the longest path (in moves among them; ``local`` maps a row to
+    its index in ``plain`` or -1) to one with no such move; -1 everywhere if they hold a cycle."""
+    m = len(plain)
+    outdeg = np.zeros(m, dtype=np.int64)
+    rcount = np.zeros(m + 1, dtype=np.int64)
+    for a in range(m):
+        i = plain[a]
+        for e in range(offsets[i], offsets[i + 1]):
+            b = local[child[e]]
+            if b >= 0:
+                outdeg[a] += 1
+                rcount[b + 1] += 1
+    for b in range(m):
+        rcount[b + 1] += rcount[b]
+    fill = rcount[:-1].copy()
+    preds = np.empty(rcount[m], dtype=np.int64)
+    for a in range(m):
+        i = plain[a]
+        for e in range(offsets[i], offsets[i + 1]):
+            b = local[child[e]]
+            if b >= 0:
+                preds[fill[b]] = a
+                fill[b] += 1
+    height = np.full(m, -1, dtype=np.int64)
+    queue = np.empty(m, dtype=np.int64)
+    tail = 0
+    for a in range(m):
+        if outdeg[a] == 0:
+            height[a] = 0
+            queue[tail] = a
+            tail += 1
+    head = 0
+    while head < tail:  # Kahn's order: a node is queued once all its moves are done
+        b = queue[head]
+        head += 1
+        for k in range(rcount[b], rcount[b + 1]):
+            a = preds[k]
+            if height[a] < height[b] + 1:
+                height[a] = height[b] + 1
+            outdeg[a] -= 1
+            if outdeg[a] == 0:
+                queue[tail] = a
+                tail += 1
+    if tail < m:
+        height[:] = -1
+    return height
 
 
 def _shapley_loop(
