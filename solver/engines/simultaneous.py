@@ -101,6 +101,9 @@ PROGRESS_EVERY = 100
 #: cycle among themselves (see :func:`_shapley_loop`); False forces block Gauss-Seidel by node
 #: kind (the tests compare both)
 LEVEL_SWEEPS = True
+#: evaluate the levels of a level sweep by the compiled kernel :func:`_sweep_levels` (the same
+#: arithmetic as :func:`_eval_plain_block` in the same order; False: numpy, level by level)
+COMPILED_LEVELS = True
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -501,6 +504,53 @@ def _plain_levels(sys, nodes: np.ndarray, plain: np.ndarray) -> list[np.ndarray]
     return [plain[order[bounds[k] : bounds[k + 1]]] for k in range(len(bounds) - 1)]
 
 
+def _level_arrays(blocks: list[tuple]) -> tuple:
+    """The level blocks of :func:`_plain_block` as flat arrays for :func:`_sweep_levels`."""
+    order = np.concatenate([b[0] for b in blocks])
+    dec = np.concatenate([b[2] for b in blocks])
+    base_sum = np.concatenate([b[6] for b in blocks])
+    base_max = np.concatenate([b[7] for b in blocks])
+    shift = np.cumsum([0] + [len(b[0]) for b in blocks[:-1]])
+    loc = np.concatenate([b[3] + o for b, o in zip(blocks, shift)])
+    iptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(loc, minlength=len(order)), out=iptr[1:])
+    ich = np.concatenate([b[4] for b in blocks]).astype(np.int64)
+    iw = np.concatenate([b[5] for b in blocks]).astype(np.float64)
+    return order.astype(np.int64), dec, base_sum, base_max, iptr, ich, iw
+
+
+@njit(cache=True, nogil=True)
+def _sweep_levels(order, dec, base_sum, base_max, iptr, ich, iw, value):  # pragma: no cover - compiled
+    """One level sweep of the decision and chance nodes, in place: ``order`` lowest level
+    first (no node moves to one of its own level, so updating in place is level by level);
+    chance nodes ``base_sum`` + their inside moves summed in order, decision nodes the max of
+    ``base_max`` and their inside moves, as :func:`_eval_plain_block`. Returns the largest
+    change."""
+    res = 0.0
+    for a in range(len(order)):
+        i = order[a]
+        if dec[a]:
+            new = base_max[a]
+            if iptr[a + 1] > iptr[a]:
+                seg = iw[iptr[a]] * value[ich[iptr[a]]]
+                for k in range(iptr[a] + 1, iptr[a + 1]):
+                    c = iw[k] * value[ich[k]]
+                    if c > seg:
+                        seg = c
+                if seg > new:
+                    new = seg
+        else:
+            t = 0.0
+            for k in range(iptr[a], iptr[a + 1]):
+                t += iw[k] * value[ich[k]]
+            new = base_sum[a] + t
+        d = abs(new - value[i])
+        if d > res:
+            res = d
+        value[i] = new
+    return res
+
+
 @njit(cache=True, nogil=True)
 def _terminal_distance(offsets, child, terminal):  # pragma: no cover - compiled
     """Fewest moves from each position to a terminal (breadth-first search over reverse
@@ -625,14 +675,18 @@ def _shapley_loop(
         groups = [nodes[node_kind == k] for k in (_CHANCE, _DECISION)]
     blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
     sim_block = _SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
+    compiled = _level_arrays(blocks) if levels is not None and COMPILED_LEVELS and blocks else None
 
     def sweep() -> float:
         res = 0.0
-        for block in blocks:
-            bn = block[0]
-            new = _eval_plain_block(block, value)
-            res = max(res, float(np.abs(new - value[bn]).max()))
-            value[bn] = new
+        if compiled is not None:
+            res = _sweep_levels(*compiled, value)
+        else:
+            for block in blocks:
+                bn = block[0]
+                new = _eval_plain_block(block, value)
+                res = max(res, float(np.abs(new - value[bn]).max()))
+                value[bn] = new
         sn = sim_block.nodes
         new = sim_block.solve(value, child, side, side, counters, skip=skip)
         res = max(res, float(np.abs(new - value[sn]).max()))
