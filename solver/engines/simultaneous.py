@@ -504,19 +504,14 @@ def _plain_levels(sys, nodes: np.ndarray, plain: np.ndarray) -> list[np.ndarray]
     return [plain[order[bounds[k] : bounds[k + 1]]] for k in range(len(bounds) - 1)]
 
 
-def _level_arrays(blocks: list[tuple]) -> tuple:
-    """The level blocks of :func:`_plain_block` as flat arrays for :func:`_sweep_levels`."""
-    order = np.concatenate([b[0] for b in blocks])
-    dec = np.concatenate([b[2] for b in blocks])
-    base_sum = np.concatenate([b[6] for b in blocks])
-    base_max = np.concatenate([b[7] for b in blocks])
-    shift = np.cumsum([0] + [len(b[0]) for b in blocks[:-1]])
-    loc = np.concatenate([b[3] + o for b, o in zip(blocks, shift)])
-    iptr = np.zeros(len(order) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(loc, minlength=len(order)), out=iptr[1:])
-    ich = np.concatenate([b[4] for b in blocks]).astype(np.int64)
-    iw = np.concatenate([b[5] for b in blocks]).astype(np.float64)
-    return order.astype(np.int64), dec, base_sum, base_max, iptr, ich, iw
+def _level_arrays(block: tuple) -> tuple:
+    """A block of :func:`_plain_block` (nodes in level order) as flat arrays for
+    :func:`_sweep_levels`."""
+    bn, _, dec, bloc, bch, bw, base_sum, base_max, _, _ = block
+    iptr = np.zeros(len(bn) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(bloc, minlength=len(bn)), out=iptr[1:])
+    return (bn.astype(np.int64), dec, base_sum, base_max, iptr, bch.astype(np.int64),
+            bw.astype(np.float64))
 
 
 @njit(cache=True, nogil=True)
@@ -673,9 +668,14 @@ def _shapley_loop(
         groups = levels
     else:
         groups = [nodes[node_kind == k] for k in (_CHANCE, _DECISION)]
-    blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
+    compiled = None
+    if levels is not None and COMPILED_LEVELS and sum(len(lv) for lv in levels):
+        # one block in level order (lowest first): what the kernel walks through
+        compiled = _level_arrays(_plain_block(sys, np.concatenate(levels), in_loop, value, weight))
+        blocks = []
+    else:
+        blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
     sim_block = _SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
-    compiled = _level_arrays(blocks) if levels is not None and COMPILED_LEVELS and blocks else None
 
     def sweep() -> float:
         res = 0.0
