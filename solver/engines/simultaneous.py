@@ -21,12 +21,18 @@ How it is solved
    nodes lie on no cycle is solved exactly, with no sweeps.
 2. Cyclic components **without** simultaneous nodes use the exact machinery of the other engine
    (discounted sweeps finished by strategy iteration; see its docstring).
-3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0, block
-   Gauss-Seidel by node kind (chance, decision, then the simultaneous block, whose matrix games
-   are solved in one batch per shape; a node is re-solved only when its matrix moved by more
-   than ``tol / 10`` since its last solve, which changes its value by at most that), until the
-   largest change of a sweep is below ``tol`` (at least :data:`TOL_FLOOR`, the precision of the
-   matrix-game solutions).
+3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0,
+   Gauss-Seidel: first the decision and chance nodes, then the simultaneous block, whose matrix
+   games are solved in one batch per shape (a node is re-solved only when its matrix moved by
+   more than ``tol / 10`` since its last solve, which changes its value by at most that), until
+   the largest change of a sweep is below ``tol`` (at least :data:`TOL_FLOOR`, the precision of
+   the matrix-game solutions). When the moves among the component's decision and chance nodes
+   form no cycle (every cycle passes a simultaneous node, as in games whose rounds start with a
+   secret choice), these are evaluated **level by level** from the lowest, like backward
+   induction given the simultaneous nodes' values (a compiled pass, :func:`_sweep_levels`), so
+   one sweep carries new values across a whole round (Petal Battle 4 petals: 44 sweeps instead
+   of 497); otherwise block by node kind (chance, then decision; :data:`LEVEL_SWEEPS` False
+   forces that).
 
    What this relies on: starting from 0, the ``n``-th iterate is the value of the game cut off
    after ``n`` moves (unfinished play counts 0). The Shapley operator is monotone and moves no
