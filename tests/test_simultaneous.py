@@ -431,3 +431,145 @@ def test_a_player_who_must_mix_to_end_the_game_mixes() -> None:
     assert y == pytest.approx([0.5, 0.5], abs=1e-6)
     assert sol.p_loss[0] == pytest.approx(1.0, abs=1e-6)
     assert sol.stats["policy_gap"] < 1e-6 and sol.converged
+
+
+# --- level-ordered sweeps (a whole round per sweep) against block Gauss-Seidel ---------------
+
+
+def round_game(rng: random.Random, n: int) -> list[Node]:
+    """A random cyclic game whose decision and chance nodes form no cycle among themselves:
+    they move only to later nodes or to simultaneous nodes (anywhere), as in a game whose
+    rounds start with a secret choice."""
+    nodes = random_game(rng, n, cyclic=True)
+    sims = [i for i, x in enumerate(nodes) if x.kind == S]
+    for i, x in enumerate(nodes):
+        if x.kind in (D, C):
+            later = list(range(i + 1, n))
+            kids = [k if nodes[k].kind in (S, T) or k > i else rng.choice(sims + later) for k, _ in x.edges]
+            nodes[i] = Node(x.kind, x.to_move, edges=tuple((k, p) for k, (_, p) in zip(kids, x.edges)))
+    return nodes
+
+
+def solve_both_ways(graph: Graph, monkeypatch, **kwargs):
+    import solver.engines.simultaneous as sim_engine
+
+    levels = value_iteration(graph, **kwargs)
+    monkeypatch.setattr(sim_engine, "LEVEL_SWEEPS", False)
+    blocks = value_iteration(graph, **kwargs)
+    monkeypatch.setattr(sim_engine, "LEVEL_SWEEPS", True)
+    return levels, blocks
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_level_sweeps_equal_block_sweeps_on_random_rounds(seed: int, monkeypatch) -> None:
+    from solver.engines.simultaneous import _plain_levels
+    from solver.engines.value_iteration import _prepare
+
+    rng = random.Random(seed)
+    nodes = round_game(rng, rng.randint(6, 14))
+    graph = build(nodes)
+    sys = _prepare(graph, None).sys
+    plain = np.flatnonzero((sys.kind == D) | (sys.kind == C))
+    assert _plain_levels(sys, np.arange(graph.n), plain) is not None  # the level order applies
+    levels, blocks = solve_both_ways(graph, monkeypatch, max_sweeps=400)
+    if not blocks.converged:  # Everett-like slow tails (see above): nothing to compare
+        return
+    assert levels.converged
+    assert levels.sweeps <= blocks.sweeps
+    assert np.allclose(levels.value, blocks.value, atol=1e-8, rtol=0)
+    assert levels.stats["certified"] and set(levels.strategies) == set(blocks.strategies)
+    for i, (x, y) in blocks.strategies.items():
+        a = np.array([levels.value[k] if nodes[k].to_move == 0 else -levels.value[k]
+                      for k, _ in nodes[i].edges]).reshape(nodes[i].rows, -1)
+        # both strategies are optimal in the matrix game at the converged values
+        assert x @ a @ levels.strategies[i][1] == pytest.approx(x @ a @ y, abs=1e-6)
+
+
+def test_plain_cycles_fall_back_to_block_sweeps() -> None:
+    from solver.engines.simultaneous import _plain_levels
+    from solver.engines.value_iteration import _prepare
+
+    # 0 (simultaneous) -> 1, 2; 1 and 2 decision nodes that move to each other: a cycle without
+    # the simultaneous node, so no level order
+    nodes = [
+        Node(S, 0, edges=((1, 1.0), (3, 1.0)), rows=2),
+        Node(D, 0, edges=((2, 1.0), (0, 1.0))),
+        Node(D, 1, edges=((1, 1.0), (3, 1.0))),
+        Node(T, 0, result=1),
+    ]
+    sys = _prepare(build(nodes), None).sys
+    assert _plain_levels(sys, np.arange(4), np.array([1, 2])) is None
+    assert [lv.tolist() for lv in _plain_levels(sys, np.arange(4), np.array([1]))] == [[1]]
+
+
+def test_level_sweeps_equal_block_sweeps_on_petal_4(monkeypatch) -> None:
+    from solver.games import make_game
+
+    graph = enumerate_positions(make_game("petal", petals=4, run=3, per_size=1))
+    levels, blocks = solve_both_ways(graph, monkeypatch, tol=1e-12)
+    assert levels.sweeps * 5 < blocks.sweeps  # a round per sweep
+    assert levels.converged and levels.stats["certified"]
+    assert np.abs(levels.value - blocks.value).max() < 1e-8
+    assert set(levels.strategies) == set(blocks.strategies)
+
+
+def reference_terminal_distance(graph: Graph) -> np.ndarray:
+    """Fewest moves to a terminal, level by level in numpy (the earlier _tie_break_scale code)."""
+    n = graph.n
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    child = np.asarray(graph.child, dtype=np.int64)
+    parent = np.repeat(np.arange(n), np.diff(offsets))
+    dist = np.full(n, -1, dtype=np.int64)
+    frontier = np.flatnonzero(np.asarray(graph.kind) == T)
+    dist[frontier] = 0
+    d = 0
+    while len(frontier):
+        d += 1
+        p = np.unique(parent[np.isin(child, frontier)])
+        p = p[dist[p] < 0]
+        dist[p] = d
+        frontier = p
+    dist[dist < 0] = d + 1
+    return dist
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_compiled_distances_and_levels_equal_references(seed: int) -> None:
+    from solver.engines.simultaneous import _plain_levels, _terminal_distance
+    from solver.engines.value_iteration import _prepare
+
+    rng = random.Random(seed)
+    nodes = round_game(rng, 30) if seed % 2 else random_game(rng, 30, cyclic=True)
+    if seed in (6, 7):  # a part that never ends
+        nodes.append(Node(D, 0, edges=((len(nodes), 1.0),)))
+    graph = build(nodes)
+    dist = _terminal_distance(graph.offsets.astype(np.int64), graph.child, graph.kind == T)
+    assert dist.tolist() == reference_terminal_distance(graph).tolist()
+    sys = _prepare(graph, None).sys
+    plain = np.flatnonzero((sys.kind == D) | (sys.kind == C))
+    levels = _plain_levels(sys, np.arange(graph.n), plain)
+    if seed % 2:  # round games have levels, unless a move loops
+        assert (levels is None) == (seed == 7)
+    if levels is None:
+        return
+    # each level's nodes move only to lower levels (or to other kinds), and each is as low as can be
+    height = np.full(graph.n, -1)
+    for k, lv in enumerate(levels):
+        height[lv] = k
+    assert sorted(np.concatenate(levels).tolist()) == plain.tolist()
+    for i in plain.tolist():
+        below = [height[k] for k, _ in nodes[i].edges if height[k] >= 0]
+        assert height[i] == (max(below) + 1 if below else 0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_level_sweeps_equal_numpy_level_sweeps(seed: int, monkeypatch) -> None:
+    import solver.engines.simultaneous as sim_engine
+
+    graph = build(round_game(random.Random(seed), random.Random(seed).randint(6, 14)))
+    compiled = value_iteration(graph, max_sweeps=400)
+    monkeypatch.setattr(sim_engine, "COMPILED_LEVELS", False)
+    plain = value_iteration(graph, max_sweeps=400)
+    # the same arithmetic in the same order: bit for bit
+    assert compiled.sweeps == plain.sweeps
+    assert compiled.value.tolist() == plain.value.tolist()

@@ -21,12 +21,18 @@ How it is solved
    nodes lie on no cycle is solved exactly, with no sweeps.
 2. Cyclic components **without** simultaneous nodes use the exact machinery of the other engine
    (discounted sweeps finished by strategy iteration; see its docstring).
-3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0, block
-   Gauss-Seidel by node kind (chance, decision, then the simultaneous block, whose matrix games
-   are solved in one batch per shape; a node is re-solved only when its matrix moved by more
-   than ``tol / 10`` since its last solve, which changes its value by at most that), until the
-   largest change of a sweep is below ``tol`` (at least :data:`TOL_FLOOR`, the precision of the
-   matrix-game solutions).
+3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0,
+   Gauss-Seidel: first the decision and chance nodes, then the simultaneous block, whose matrix
+   games are solved in one batch per shape (a node is re-solved only when its matrix moved by
+   more than ``tol / 10`` since its last solve, which changes its value by at most that), until
+   the largest change of a sweep is below ``tol`` (at least :data:`TOL_FLOOR`, the precision of
+   the matrix-game solutions). When the moves among the component's decision and chance nodes
+   form no cycle (every cycle passes a simultaneous node, as in games whose rounds start with a
+   secret choice), these are evaluated **level by level** from the lowest, like backward
+   induction given the simultaneous nodes' values (a compiled pass, :func:`_sweep_levels`), so
+   one sweep carries new values across a whole round (Petal Battle 4 petals: 44 sweeps instead
+   of 497); otherwise block by node kind (chance, then decision; :data:`LEVEL_SWEEPS` False
+   forces that).
 
    What this relies on: starting from 0, the ``n``-th iterate is the value of the game cut off
    after ``n`` moves (unfinished play counts 0). The Shapley operator is monotone and moves no
@@ -68,6 +74,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
@@ -96,6 +103,13 @@ TOL_FLOOR = 1e-9
 CERTIFICATE_THRESHOLD = 1e-6
 #: progress is reported every this many sweeps of a cyclic component
 PROGRESS_EVERY = 100
+#: order the sweeps of a cyclic component by levels when its decision and chance nodes form no
+#: cycle among themselves (see :func:`_shapley_loop`); False forces block Gauss-Seidel by node
+#: kind (the tests compare both)
+LEVEL_SWEEPS = True
+#: evaluate the levels of a level sweep by the compiled kernel :func:`_sweep_levels` (the same
+#: arithmetic as :func:`_eval_plain_block` in the same order; False: numpy, level by level)
+COMPILED_LEVELS = True
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -419,27 +433,9 @@ def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray
     tight tolerances (1e-10), so differences of this size count. A heuristic: what
     the strategies earn is measured (``p_win``, ``p_loss``, ``stats["policy_gap"]``).
     """
-    n = sys.n
-    child = sys.child
-    dist = np.full(n, -1, dtype=np.int64)
-    frontier = np.flatnonzero(sys.kind == _TERMINAL)
-    dist[frontier] = 0
-    order = np.argsort(child, kind="stable")
-    roff = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(child, minlength=n), out=roff[1:])
-    preds = parent[order]
-    d = 0
-    while len(frontier):
-        d += 1
-        counts = roff[frontier + 1] - roff[frontier]
-        idx = np.repeat(roff[frontier], counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-        p = np.unique(preds[idx])
-        p = p[dist[p] < 0]
-        dist[p] = d
-        frontier = p
-    dist[dist < 0] = d + 1  # never ends: farthest
+    dist = _terminal_distance(sys.offsets, sys.child, sys.kind == _TERMINAL)
     g = 1e-6 / (2.0 + float(dist.max(initial=0)))
-    return np.where(looping, 1.0 - g * (1.0 + dist[child]), 1.0)
+    return np.where(looping, 1.0 - g * (1.0 + dist[sys.child]), 1.0)
 
 
 def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, counters) -> None:
@@ -457,50 +453,246 @@ def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, coun
         value[sn] = _SimBlock(sn, offsets, rows, deg).solve(value, child, side, side, counters)
 
 
+def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, weight: np.ndarray) -> tuple:
+    """Precomputed arrays to evaluate the decision/chance nodes ``bn`` (sorted) of a cyclic set
+    again and again: the contributions of edges leaving the set (``in_loop`` False) are final
+    and summed / maxed once; the edges inside are kept as flat arrays grouped by node."""
+    e, loc = _edges_of(sys, bn, None)
+    ch = sys.child[e]
+    internal = in_loop[ch]
+    w = weight[e]
+    ext = ~internal
+    contrib_ext = w[ext] * value[ch[ext]]
+    m = len(bn)
+    base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
+    base_max = _group_max(loc[ext], contrib_ext, m)
+    bloc, bch, bw = loc[internal], ch[internal], w[internal]
+    starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
+    dec = sys.kind[bn] == _DECISION
+    mode = _DECISION if dec.all() else (_CHANCE if not dec.any() else -1)
+    return bn, mode, dec, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]
+
+
+def _eval_plain_block(block: tuple, value: np.ndarray) -> np.ndarray:
+    """New values of a block of :func:`_plain_block`: chance nodes the expectation, decision
+    nodes the max over their moves, from the current ``value``."""
+    bn, mode, dec, bloc, bch, bw, base_sum, base_max, starts, owners = block
+    contrib = bw * value[bch]
+    if mode == _CHANCE:
+        return base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
+    if mode == _DECISION:
+        new = base_max.copy()
+    else:
+        new = np.where(dec, base_max, base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn)))
+    if len(starts):
+        seg = np.maximum.reduceat(contrib, starts)
+        if mode != _DECISION:
+            keep = dec[owners]
+            owners, seg = owners[keep], seg[keep]
+        new[owners] = np.maximum(base_max[owners], seg)
+    return new
+
+
+def _plain_levels(sys, nodes: np.ndarray, plain: np.ndarray) -> list[np.ndarray] | None:
+    """The decision/chance nodes ``plain`` of the cyclic set ``nodes`` by height (longest path
+    to a node that has no move to another of them), lowest first, when the moves among them
+    form no cycle; ``None`` when they do (then only block Gauss-Seidel applies)."""
+    m = len(plain)
+    if m == 0:
+        return []
+    local = np.full(sys.n, -1, dtype=np.int64)
+    local[plain] = np.arange(m)
+    height = _plain_heights(sys.offsets, sys.child, plain, local)
+    if height is None or (m and height.min() < 0):
+        return None
+    order = np.argsort(height, kind="stable")
+    bounds = np.searchsorted(height[order], np.arange(int(height.max()) + 2))
+    return [plain[order[bounds[k] : bounds[k + 1]]] for k in range(len(bounds) - 1)]
+
+
+def _level_arrays(block: tuple) -> tuple:
+    """A block of :func:`_plain_block` (nodes in level order) as flat arrays for
+    :func:`_sweep_levels`."""
+    bn, _, dec, bloc, bch, bw, base_sum, base_max, _, _ = block
+    iptr = np.zeros(len(bn) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(bloc, minlength=len(bn)), out=iptr[1:])
+    return (bn.astype(np.int64), dec, base_sum, base_max, iptr, bch.astype(np.int64),
+            bw.astype(np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _sweep_levels(order, dec, base_sum, base_max, iptr, ich, iw, value):  # pragma: no cover - compiled
+    """One level sweep of the decision and chance nodes, in place: ``order`` lowest level
+    first (no node moves to one of its own level, so updating in place is level by level);
+    chance nodes ``base_sum`` + their inside moves summed in order, decision nodes the max of
+    ``base_max`` and their inside moves, as :func:`_eval_plain_block`. Returns the largest
+    change."""
+    res = 0.0
+    for a in range(len(order)):
+        i = order[a]
+        if dec[a]:
+            new = base_max[a]
+            if iptr[a + 1] > iptr[a]:
+                seg = iw[iptr[a]] * value[ich[iptr[a]]]
+                for k in range(iptr[a] + 1, iptr[a + 1]):
+                    c = iw[k] * value[ich[k]]
+                    if c > seg:
+                        seg = c
+                if seg > new:
+                    new = seg
+        else:
+            t = 0.0
+            for k in range(iptr[a], iptr[a + 1]):
+                t += iw[k] * value[ich[k]]
+            new = base_sum[a] + t
+        d = abs(new - value[i])
+        if d > res:
+            res = d
+        value[i] = new
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _terminal_distance(offsets, child, terminal):  # pragma: no cover - compiled
+    """Fewest moves from each position to a terminal (breadth-first search over reverse
+    moves from all terminals); positions that reach none get the largest distance + 2 (1
+    without terminals), as the level-by-level search of earlier versions did."""
+    n = len(terminal)
+    rcount = np.zeros(n + 1, dtype=np.int64)
+    for e in range(len(child)):
+        rcount[child[e] + 1] += 1
+    for i in range(n):
+        rcount[i + 1] += rcount[i]
+    fill = rcount[:-1].copy()
+    preds = np.empty(len(child), dtype=np.int64)
+    for i in range(n):
+        for e in range(offsets[i], offsets[i + 1]):
+            c = child[e]
+            preds[fill[c]] = i
+            fill[c] += 1
+    dist = np.full(n, -1, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    tail = 0
+    for i in range(n):
+        if terminal[i]:
+            dist[i] = 0
+            queue[tail] = i
+            tail += 1
+    head = 0
+    last = -1
+    while head < tail:
+        v = queue[head]
+        head += 1
+        last = dist[v]
+        for k in range(rcount[v], rcount[v + 1]):
+            p = preds[k]
+            if dist[p] < 0:
+                dist[p] = dist[v] + 1
+                queue[tail] = p
+                tail += 1
+    far = last + 2 if tail > 0 else 1
+    for i in range(n):
+        if dist[i] < 0:
+            dist[i] = far
+    return dist
+
+
+@njit(cache=True, nogil=True)
+def _plain_heights(offsets, child, plain, local):  # pragma: no cover - compiled
+    """Per node of ``plain``, the longest path (in moves among them; ``local`` maps a row to
+    its index in ``plain`` or -1) to one with no such move; -1 everywhere if they hold a cycle."""
+    m = len(plain)
+    outdeg = np.zeros(m, dtype=np.int64)
+    rcount = np.zeros(m + 1, dtype=np.int64)
+    for a in range(m):
+        i = plain[a]
+        for e in range(offsets[i], offsets[i + 1]):
+            b = local[child[e]]
+            if b >= 0:
+                outdeg[a] += 1
+                rcount[b + 1] += 1
+    for b in range(m):
+        rcount[b + 1] += rcount[b]
+    fill = rcount[:-1].copy()
+    preds = np.empty(rcount[m], dtype=np.int64)
+    for a in range(m):
+        i = plain[a]
+        for e in range(offsets[i], offsets[i + 1]):
+            b = local[child[e]]
+            if b >= 0:
+                preds[fill[b]] = a
+                fill[b] += 1
+    height = np.full(m, -1, dtype=np.int64)
+    queue = np.empty(m, dtype=np.int64)
+    tail = 0
+    for a in range(m):
+        if outdeg[a] == 0:
+            height[a] = 0
+            queue[tail] = a
+            tail += 1
+    head = 0
+    while head < tail:  # Kahn's order: a node is queued once all its moves are done
+        b = queue[head]
+        head += 1
+        for k in range(rcount[b], rcount[b + 1]):
+            a = preds[k]
+            if height[a] < height[b] + 1:
+                height[a] = height[b] + 1
+            outdeg[a] -= 1
+            if outdeg[a] == 0:
+                queue[tail] = a
+                tail += 1
+    if tail < m:
+        height[:] = -1
+    return height
+
+
 def _shapley_loop(
     sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip, max_sweeps, progress,
     tier, sweeps_before,
 ) -> tuple[int, float, bool, float]:
-    """Shapley value iteration (undiscounted, Gauss-Seidel by node kind) on a cyclic set that
-    holds simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``,
-    the estimate extrapolating the last two changes as a geometric tail (a hint, not a bound:
-    it is about right for geometric and for Everett's 1/n convergence)."""
+    """Shapley value iteration (undiscounted, Gauss-Seidel) on a cyclic set that holds
+    simultaneous nodes. Returns ``(sweeps, last change, converged, error estimate)``, the
+    estimate extrapolating the last two changes as a geometric tail (a hint, not a bound: it
+    is about right for geometric and for Everett's 1/n convergence).
+
+    Order of a sweep: when the moves among the set's decision and chance nodes form no cycle
+    (every cycle passes through a simultaneous node, e.g. a round of a game that starts with a
+    secret choice), those nodes are evaluated level by level from the lowest (exactly like
+    backward induction, once the simultaneous nodes' values are given), then the simultaneous
+    block; a sweep then carries the new values across a whole round. Otherwise (or with
+    :data:`LEVEL_SWEEPS` off) block Gauss-Seidel by node kind: chance, decision, simultaneous.
+    """
     kind = sys.kind
     child = sys.child
     in_loop[nodes] = True
     value[nodes] = 0.0  # the 0-stage values: start of the n-stage iterates
     node_kind = kind[nodes]
-    blocks = []
-    for k in (_CHANCE, _DECISION):
-        sel = node_kind == k
-        if not sel.any():
-            continue
-        bn = nodes[sel]
-        e, loc = _edges_of(sys, bn, None)
-        ch = child[e]
-        internal = in_loop[ch]
-        w = weight[e]
-        ext = ~internal
-        contrib_ext = w[ext] * value[ch[ext]]
-        base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=len(bn))
-        base_max = _group_max(loc[ext], contrib_ext, len(bn))
-        bloc, bch, bw = loc[internal], ch[internal], w[internal]
-        starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
-        blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
-    sim_block = _SimBlock(nodes[node_kind == _SIMULTANEOUS], sys.offsets, rows, sys.deg)
+    sim = node_kind == _SIMULTANEOUS
+    levels = _plain_levels(sys, nodes, nodes[~sim]) if LEVEL_SWEEPS else None
+    if levels is not None:
+        groups = levels
+    else:
+        groups = [nodes[node_kind == k] for k in (_CHANCE, _DECISION)]
+    compiled = None
+    if levels is not None and COMPILED_LEVELS and sum(len(lv) for lv in levels):
+        # one block in level order (lowest first): what the kernel walks through
+        compiled = _level_arrays(_plain_block(sys, np.concatenate(levels), in_loop, value, weight))
+        blocks = []
+    else:
+        blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
+    sim_block = _SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
 
     def sweep() -> float:
         res = 0.0
-        for bn, k, bloc, bch, bw, base_sum, base_max, starts, owners in blocks:
-            contrib = bw * value[bch]
-            if k == _CHANCE:
-                new = base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
-            else:
-                new = base_max.copy()
-                if len(starts):
-                    new[owners] = np.maximum(base_max[owners], np.maximum.reduceat(contrib, starts))
-            res = max(res, float(np.abs(new - value[bn]).max()))
-            value[bn] = new
+        if compiled is not None:
+            res = _sweep_levels(*compiled, value)
+        else:
+            for block in blocks:
+                bn = block[0]
+                new = _eval_plain_block(block, value)
+                res = max(res, float(np.abs(new - value[bn]).max()))
+                value[bn] = new
         sn = sim_block.nodes
         new = sim_block.solve(value, child, side, side, counters, skip=skip)
         res = max(res, float(np.abs(new - value[sn]).max()))
