@@ -98,6 +98,8 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
         "cyclic": None, "label": meta.get("label"), "table": str(solution.path),
         "rules_version": meta.get("rules_version"), "toolkit_version": meta.get("toolkit_version"),
         "solve_seconds": meta.get("solve_seconds"), "method": None,
+        "not_certified": meta.get("not_certified_because"),
+        "error_estimate": meta.get("error_estimate") if meta.get("not_certified_because") else None,
     }
     if edges is not None:
         d = M.decision_difficulty(pos, edges)
@@ -190,7 +192,7 @@ def _frame(rows: list[dict[str, Any]], names: list[str]) -> pl.DataFrame:
         "good_moves": pl.Float64, "random_vs_perfect": pl.Float64, "random_first_wins": pl.Float64,
         "positions": pl.Int64, "cyclic": pl.Float64, "label": pl.Utf8, "table": pl.Utf8,
         "rules_version": pl.Utf8, "toolkit_version": pl.Utf8, "solve_seconds": pl.Float64,
-        "method": pl.Utf8,
+        "method": pl.Utf8, "not_certified": pl.Utf8, "error_estimate": pl.Float64,
     })
     return pl.DataFrame(rows, schema=schema)
 
@@ -219,7 +221,7 @@ def _table_columns(df: pl.DataFrame) -> list[str]:
 
 _KNOWN = {"kind", "verdict", "value", "remoteness", "advantage", "margin", "p_first_wins", "p_first_loses", "only_move",
           "good_moves", "random_vs_perfect", "random_first_wins", "positions", "cyclic", "label",
-          "table", "rules_version", "toolkit_version", "solve_seconds", "method"}
+          "table", "rules_version", "toolkit_version", "solve_seconds", "method", "not_certified", "error_estimate"}
 
 
 def format_table(df: pl.DataFrame) -> str:
@@ -316,6 +318,10 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
         if steady:
             sentences.append(f"Varying {', '.join(steady)} alone never changes the result.")
     sentences += _hidden_choice_sentences(names, rows)
+    for r in rows:
+        if r.get("not_certified"):
+            sentences.append(f"Caution: {_variant_label(r, names)} is not certified exactly "
+                             f"({r['not_certified']}); its numbers are estimates.")
     adv = df["advantage"].to_numpy()
     labels = [_variant_label(r, names) for r in rows]
     if len(rows) > 1:

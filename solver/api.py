@@ -286,6 +286,11 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
 #: win probabilities further than this from the value are not earned by the stored strategies
 P_WIN_GAP = 1e-6
 
+#: default sweep limit of value iteration with secret simultaneous choices: their values can
+#: converge like 1/n (Everett's recursive games), so an unbounded run could take hours; a run
+#: stopped here is stored as not certified, with an error estimate
+MAX_SWEEPS_SIMULTANEOUS = 2_000
+
 #: the default value-iteration tolerance, and the loosest one accepted
 DEFAULT_TOL = 1e-12
 MAX_TOL = 1e-3
@@ -330,8 +335,6 @@ def _reusable(meta: dict[str, Any], tol: float) -> str | None:
         stored = meta.get("tolerance")
         if stored is None or float(stored) > tol:
             return (f"it was solved with tolerance {stored}, looser than the {tol:g} asked")
-        if not meta.get("certified", False):
-            return "its values were not certified"
     return None
 
 
@@ -346,6 +349,7 @@ def solve(
     write_edges: bool = True,
     tol: float = DEFAULT_TOL,
     notes: list[str] | None = None,
+    max_sweeps: int | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -366,7 +370,10 @@ def solve(
         solved at this tolerance or a tighter one, and certified.
     notes : list, optional
         Receives one line per thing the user should know (e.g. why a table on disk was not
-        reused); the CLI prints them.
+        reused, or that its values are not certified); the CLI prints them.
+    max_sweeps : int, optional
+        Sweep limit of value iteration (default 100,000; 2,000 with simultaneous nodes). A
+        solve stopped by it is stored as not certified, with an error estimate.
     """
     tol = check_tol(tol)
     check_solvable(game, max_positions=max_positions)
@@ -385,6 +392,9 @@ def solve(
         else:
             why = _reusable(sol.meta, tol)
             if why is None:
+                if sol.stochastic and not sol.meta.get("certified", True):
+                    notes.append("the table on disk is not certified: "
+                                 + sol.meta.get("not_certified_because", "see its metadata"))
                 return sol
             notes.append(f"the table on disk was not reused: {why}; solving again")
     t0 = time.perf_counter()
@@ -394,7 +404,8 @@ def solve(
     )
     t_enum = time.perf_counter() - t0
     fault_point("solve")
-    columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol)
+    columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
+                                              max_sweeps=max_sweeps)
     t_solve = time.perf_counter() - t0 - t_enum
     fault_point("solved")
     elapsed = time.perf_counter() - t0
@@ -420,7 +431,8 @@ def _meta_or_none(path: Path) -> dict[str, Any] | None:
 
 
 def solve_graph(
-    game: Game, graph: Graph, *, progress: bool = False, tol: float = 1e-12
+    game: Game, graph: Graph, *, progress: bool = False, tol: float = 1e-12,
+    max_sweeps: int | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     """Pick the engine for ``graph`` and return the table columns, extra metadata, setups table.
 
@@ -449,7 +461,10 @@ def solve_graph(
 
     tier_of = getattr(game, "tier_of", None)
     tiers = tier_of(graph.keys) if tier_of is not None else None
-    sol = value_iteration(graph, tiers=tiers, tol=tol, progress=_vi_bar() if progress else None)
+    if max_sweeps is None:
+        max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
+    sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
+                          progress=_vi_bar() if progress else None)
     cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
@@ -471,6 +486,14 @@ def solve_graph(
             if k in sol.stats:
                 extra[f"simultaneous_{k}"] = sol.stats[k]
         extra["simultaneous_nodes"] = int(simultaneous.sum())
+        extra["max_sweeps"] = int(max_sweeps)
+        extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
+        if not sol.stats.get("certified", False):
+            extra["not_certified_because"] = (
+                "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
+                else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
+                     f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
+                     f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
     return cols, {**extra, "solver": "value_iteration" + ("+matrix games (LP)" if simultaneous.any() else ""),
                   "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,

@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", type=_number, default=1e-12,
                    help="value-iteration tolerance (chance games), above 0 and at most 1e-3 "
                         "(default %(default)s); a table solved at a looser one is not reused")
+    p.add_argument("--max-sweeps", type=int, default=None, metavar="N",
+                   help="sweep limit of value iteration (default 100,000; 2,000 for games with secret "
+                        "simultaneous choices, whose values can converge slowly); a solve stopped by it "
+                        "is stored as not certified, with an error estimate")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
@@ -252,7 +256,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     game = _game(args)
     t0 = time.perf_counter()
-    sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol)
+    if args.max_sweeps is not None and args.max_sweeps < 1:
+        from solver.errors import VariantError
+
+        raise VariantError(f"--max-sweeps {args.max_sweeps} must be at least 1")
+    sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
+                    max_sweeps=args.max_sweeps)
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
     if args.json:
@@ -297,7 +306,8 @@ def summarize(sol, wall: float) -> dict[str, Any]:
     if "seats" in meta:
         out["question"] = meta["question"]
         out["seats"] = meta["seats"]
-    for k in ("sweeps", "residual", "expected_result", "expected_margin"):
+    for k in ("sweeps", "residual", "expected_result", "expected_margin", "certified",
+              "not_certified_because", "error_estimate"):
         if k in meta:
             out[k] = meta[k]
     if sol.setups is not None:
@@ -366,6 +376,8 @@ def format_summary(s: dict[str, Any]) -> str:
             lines.append(f"    ... {len(s['arrangements']) - 50} more (see --json)")
     if "sweeps" in s:
         lines.append(f"  value iteration {s['sweeps']} sweeps, residual {s['residual']:.2e}")
+    if s.get("not_certified_because"):
+        lines.append(f"  NOT certified   {s['not_certified_because']}")
     if s["reused_table"]:
         lines.append(f"  table          {s['table']} (reused; --force to solve again)")
     else:
