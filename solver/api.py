@@ -477,6 +477,8 @@ def solve_graph(
         cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
         cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
         extra["p_win_undefined"] = int(undefined.sum())
+        # the same expected result from Player 1's point of view (two players, zero-sum)
+        cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, sol.value, -sol.value)
         for p in range(game.num_players):
             column: list[list[float] | None] = [None] * graph.n
             for row, mixes in strategies.items():

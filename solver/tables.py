@@ -19,7 +19,11 @@ value          uint8      deterministic games: 0 lose, 1 draw, 2 tie, 3 win (sid
                float64    chance games: expected result in [-1, 1] (side to move)
 remoteness     uint16     deterministic: plies to the end under perfect play; null for draws
 margin         int16      scored games: optimal final score margin (side to move)
-p_win, p_loss  float64    chance games: win / loss probability of the side to move
+p_win, p_loss  float64    chance games: win / loss probability of the side to move (null
+                          where the stored stationary strategies do not earn the value)
+value_player1  float64    secret-choice games: the expected result from Player 1's view
+strategy_1/_2  list[f64]  secret-choice games, at simultaneous rows: each player's optimal
+                          mixed strategy over its actions, in the game's order; null elsewhere
 =============  =========  ==============================================================
 
 ``edges.parquet``: ``src`` uint32, ``dst`` uint32 (rows of positions, in the order of the legal
