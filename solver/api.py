@@ -490,7 +490,7 @@ def solve_graph(
         extra["simultaneous_nodes"] = int(simultaneous.sum())
         extra["max_sweeps"] = int(max_sweeps)
         extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
-        if not sol.stats.get("certified", False):
+        if not (sol.stats.get("certified", False) and sol.converged):
             extra["not_certified_because"] = (
                 "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
                 else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
@@ -500,7 +500,7 @@ def solve_graph(
                   "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
                   "converged": bool(sol.converged),
-                  "certified": bool(sol.stats.get("certified", False))}, None
+                  "certified": bool(sol.stats.get("certified", False)) and bool(sol.converged)}, None
 
 
 def _solve_paranoid(game: Game, graph: Graph):
