@@ -89,7 +89,8 @@ def test_random_moves_never_crash(capsys, tmp_path):
     inner()
 
 
-def test_random_option_values_never_crash(capsys, tmp_path):
+def test_random_option_values_never_crash(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a random --out or --reports value is a folder made here
     @FUZZ
     @given(st.sampled_from(["--tol", "--max-positions", "--out", "--side", "--seed", "--preset", "--vary"]),
            st.one_of(text, st.floats(allow_nan=True).map(str), st.integers(-10**20, 10**20).map(str)),
