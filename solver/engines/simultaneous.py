@@ -677,9 +677,10 @@ def _shapley_loop(
     value[nodes] = 0.0  # the 0-stage values: start of the n-stage iterates
     node_kind = kind[nodes]
     sim = node_kind == _SIMULTANEOUS
-    levels = _plain_levels(sys, nodes, nodes[~sim]) if LEVEL_SWEEPS else None
-    if np.any(~sim) and _plain_levels(sys, nodes, nodes[~sim]) is None:
+    plain_levels = _plain_levels(sys, nodes, nodes[~sim]) if np.any(~sim) else []
+    if plain_levels is None:  # the decision/chance nodes cycle among themselves
         counters.plain_cycles += 1
+    levels = plain_levels if LEVEL_SWEEPS else None
     if levels is not None:
         groups = levels
     else:
