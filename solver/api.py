@@ -32,6 +32,7 @@ from solver.games import make_game
 from solver.tables import (
     EDGES,
     POSITIONS,
+    positions_frame,
     read_meta,
     read_variant,
     variant_dir,
@@ -257,6 +258,52 @@ class Solution:
         return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
 
 
+class TieredSolution(Solution):
+    """A solved variant stored tier by tier (:mod:`solver.engines.tiered`).
+
+    Lookups (``lookup``, ``moves``, ``root``) read only the rows they need from the tier file of
+    each position (a Parquet scan with the key as predicate: row groups whose key range does not
+    hold it are skipped), so ``show`` and ``play`` never load the table whole. ``positions``
+    (every tier, sorted by key) is built on first use, for reports; ``edges`` is ``None``
+    (children are regenerated from the rules instead).
+    """
+
+    def __init__(self, game: Game, positions: pl.DataFrame | None, meta: dict[str, Any], path: Path,
+                 edges: pl.DataFrame | None = None, setups: pl.DataFrame | None = None) -> None:
+        self.game, self.meta, self.path, self.edges, self.setups = game, meta, path, None, None
+        self._cols = {}
+        self._positions = positions
+        self._files = {int(t["tier"]): Path(path) / t["file"] for t in meta.get("tiers", [])}
+
+    @property
+    def positions(self) -> pl.DataFrame:  # type: ignore[override]
+        if self._positions is None:
+            from solver.engines.tiered import read_tier
+
+            frames = [read_tier(self.path, t) for t in self.meta.get("tiers", [])]
+            self._positions = pl.concat(frames).sort("key") if frames else pl.DataFrame()
+        return self._positions
+
+    def row_frame(self, state: Any) -> pl.DataFrame:
+        """The one-row table of ``state`` (an error if it is not a reachable position)."""
+        key = self.key_of(state)
+        tier = int(self.game.tier_of(np.array([key], dtype=np.uint64))[0])
+        path = self._files.get(tier)
+        df = None if path is None else pl.scan_parquet(path).filter(pl.col("key") == key).collect()
+        if df is None or df.height != 1:
+            raise IllegalMoveError("this position is not reachable from the start of the variant")
+        return df
+
+    def lookup(self, state: Any) -> PositionValue:
+        row = self.row_frame(state).row(0, named=True)
+        margin = row.get("margin")
+        return PositionValue(
+            value=VALUE_NAMES[int(row["value"])], remoteness=row["remoteness"],
+            margin=None if margin is None else int(margin), to_move=int(row["player"]),
+            kind=NodeKind(int(row["kind"])).name.lower(),
+        )
+
+
 def _move_order_key(m: MoveValue) -> tuple:
     """Best first: win fastest, then tie, draw, lose slowest; chance games by expected result."""
     if m.value is None:
@@ -277,6 +324,16 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
     """The solved tables of ``game`` from disk; :class:`TableError` if missing, incomplete,
     corrupt or stale (every file is checked, see :func:`solver.tables.read_variant`)."""
     folder = _paths(game, out, symmetry)
+    from solver.engines import tiered as _tiered
+
+    if _tiered.is_tiered(folder):
+        meta = _tiered.read_manifest(folder, game=game.name, variant=game.variant.as_text(),
+                                     rules_version=game.rules_version)
+        return TieredSolution(game=game, positions=None, meta=meta, path=folder)
+    if not (folder / POSITIONS).exists():
+        why = _tiered.unfinished(folder)
+        if why is not None:
+            raise TableError(f"no finished table of {game.variant.label()}: {why}")
     positions, meta, companions = read_variant(
         folder, game=game.name, variant=game.variant.as_text(), rules_version=game.rules_version)
     return Solution(game=game, positions=positions, meta=meta, path=folder / POSITIONS,
@@ -308,7 +365,19 @@ def check_tol(tol: float) -> float:
     return t
 
 
-def check_solvable(game: Game, *, max_positions: int | None = None) -> None:
+def want_tiered(game: Game, tiered: bool | None) -> bool:
+    """Whether a solve of ``game`` goes tier by tier (see :func:`solve`)."""
+    from solver.engines.tiered import supports_tiers
+
+    if tiered is None:
+        return supports_tiers(game) and game.known_large() is not None
+    if tiered and not supports_tiers(game):
+        raise VariantError(f"{game.name} does not name tiers, so it cannot be solved tier by tier; "
+                           "solve it without --tiered")
+    return bool(tiered)
+
+
+def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool = False) -> None:
     """Refuse at once, with one line and the fix, a variant that cannot be solved into a table
     (keys beyond 64 bits) or that is known to exceed ``max_positions``."""
     if max_positions is not None and max_positions < 0:
@@ -324,7 +393,7 @@ def check_solvable(game: Game, *, max_positions: int | None = None) -> None:
         raise TooBigError(f"{game.variant.label()} is beyond exact solving: {why}, tables take 64"
                           f"{hint} (full-size balance estimates by self-play are not available yet)")
     large = game.known_large()
-    if large is not None and max_positions is not None and max_positions > 0:
+    if large is not None and max_positions is not None and max_positions > 0 and not tiered:
         raise TooBigError(f"{game.variant.label()} is beyond exact solving here: it has {large}{hint}; "
                           "--max-positions 0 tries it anyway")
 
@@ -350,6 +419,8 @@ def solve(
     tol: float = DEFAULT_TOL,
     notes: list[str] | None = None,
     max_sweeps: int | None = None,
+    tiered: bool | None = None,
+    workers: int | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -374,13 +445,22 @@ def solve(
     max_sweeps : int, optional
         Sweep limit of value iteration (default 100,000; 2,000 with simultaneous nodes). A
         solve stopped by it is stored as not certified, with an error estimate.
+    tiered : bool, optional
+        Solve tier by tier, out of core (:mod:`solver.engines.tiered`): ``True`` always, ``False``
+        never, ``None`` (default) when the game names tiers and the variant is one of its
+        presets too large for the whole-graph solver. An unfinished tiered solve is resumed.
+    workers : int, optional
+        Processes solving independent tiers at once (default: up to 2).
     """
     tol = check_tol(tol)
-    check_solvable(game, max_positions=max_positions)
+    use_tiers = want_tiered(game, tiered)
+    check_solvable(game, max_positions=max_positions, tiered=use_tiers)
     notes = notes if notes is not None else []
     folder = _paths(game, out, symmetry)
     path = folder / POSITIONS
-    if path.exists() and not force:
+    from solver.engines import tiered as _tiered
+
+    if (path.exists() or _tiered.is_tiered(folder)) and not force:
         try:
             sol = load(game, out=out, symmetry=symmetry)
         except TableError as exc:
@@ -397,6 +477,13 @@ def solve(
                                  + sol.meta.get("not_certified_because", "see its metadata"))
                 return sol
             notes.append(f"the table on disk was not reused: {why}; solving again")
+    if use_tiers:
+        t0 = time.perf_counter()
+        _tiered.solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
+                             workers=workers, progress=progress, notes=notes)
+        sol = load(game, out=out, symmetry=symmetry)
+        sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
+        return sol
     t0 = time.perf_counter()
     graph = enumerate_positions(
         game, symmetry=symmetry, max_positions=max_positions,
@@ -644,31 +731,7 @@ def _multiplicities(probs: list[Fraction]) -> list[int]:
 
 
 def _positions_frame(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
-    num_moves = np.diff(graph.offsets)
-    data: dict[str, Any] = {
-        "key": pl.Series(graph.keys, dtype=pl.UInt64),
-        "player": pl.Series(graph.to_move.astype(np.uint8), dtype=pl.UInt8),
-        "kind": pl.Series(graph.kind.astype(np.uint8), dtype=pl.UInt8),
-        "ply": pl.Series(graph.ply, dtype=pl.UInt16),
-        "num_moves": pl.Series(np.minimum(num_moves, 65535).astype(np.uint16), dtype=pl.UInt16),
-    }
-    for name, arr in cols.items():
-        if name.startswith("strategy_"):  # mixed strategies at simultaneous rows, null elsewhere
-            data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
-            continue
-        if name in ("p_win", "p_loss") and np.isnan(arr).any():  # undefined: null
-            data[name] = pl.Series(name, arr.astype(np.float64), dtype=pl.Float64).fill_nan(None)
-            continue
-        if name == "remoteness" or name.endswith("_remoteness"):
-            s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)
-            data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s
-        elif (name == "value" or name.endswith("_value")) and arr.dtype != np.float64:
-            data[name] = pl.Series(arr.astype(np.uint8), dtype=pl.UInt8)
-        elif name == "margin" or name.endswith("_margin"):
-            data[name] = pl.Series(arr.astype(np.int16), dtype=pl.Int16)
-        else:
-            data[name] = pl.Series(arr.astype(np.float64), dtype=pl.Float64)
-    return pl.DataFrame(data)
+    return positions_frame(graph.keys, graph.to_move, graph.kind, graph.ply, np.diff(graph.offsets), cols)
 
 
 def _edges_frame(graph: Graph) -> pl.DataFrame:

@@ -66,9 +66,10 @@ def _variant_args(p: argparse.ArgumentParser) -> None:
                    help="root folder of the tables (default: tables/)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="store every position instead of one per symmetry class")
-    p.add_argument("--max-positions", type=int, default=DEFAULT_MAX_POSITIONS,
+    p.add_argument("--max-positions", type=int, default=None,
                    help="stop with a clear error beyond this many positions when a solve is needed "
-                        "(default %(default)s, about what 24 GB of memory holds; 0 = no limit)")
+                        f"(default {DEFAULT_MAX_POSITIONS:,}, about what 24 GB of memory holds; no "
+                        "limit for a tiered solve; 0 = no limit)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sweep limit of value iteration (default 100,000; 2,000 for games with secret "
                         "simultaneous choices, whose values can converge slowly); a solve stopped by it "
                         "is stored as not certified, with an error estimate")
+    tier = p.add_mutually_exclusive_group()
+    tier.add_argument("--tiered", dest="tiered", action="store_true", default=None,
+                      help="solve tier by tier, out of core (games that name tiers); resumes an "
+                           "unfinished tiered solve. Default: tiered for the presets too large for "
+                           "the whole-graph solver")
+    tier.add_argument("--no-tiered", dest="tiered", action="store_false",
+                      help="solve the whole graph in memory")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes solving independent tiers at once (default: up to 2)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
@@ -207,11 +217,21 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
     notes: list[str] = []
     try:
         return solve(game, out=args.out, symmetry=not args.no_symmetry,
-                     max_positions=args.max_positions or None,
+                     max_positions=_max_positions(args, game, kw.get("tiered")),
                      progress=progress and sys.stderr.isatty(), notes=notes, **kw)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)
+
+
+def _max_positions(args: argparse.Namespace, game, tiered: bool | None = None) -> int | None:
+    """The position limit: as given (0 = none), else the whole-graph default (none when tiered)."""
+    from solver.api import want_tiered
+
+    given = getattr(args, "max_positions", None)
+    if given is not None:
+        return given or None
+    return None if want_tiered(game, tiered) else DEFAULT_MAX_POSITIONS
 
 
 def split_moves(text: str) -> list[str]:
@@ -260,8 +280,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
         from solver.errors import VariantError
 
         raise VariantError(f"--max-sweeps {args.max_sweeps} must be at least 1")
+    if args.workers is not None and args.workers < 1:
+        from solver.errors import VariantError
+
+        raise VariantError(f"--workers {args.workers} must be at least 1")
     sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
-                    max_sweeps=args.max_sweeps)
+                    max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers)
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
     if args.json:
@@ -661,7 +685,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     try:
         path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
                                 progress=sys.stderr.isatty(), exact_limit=args.exact_limit,
-                                max_positions=args.max_positions or None, notes=notes)
+                                max_positions=(DEFAULT_MAX_POSITIONS if args.max_positions is None
+                                               else args.max_positions or None), notes=notes)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)

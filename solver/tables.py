@@ -52,10 +52,12 @@ import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from solver.core.values import NO_REMOTENESS
 from solver.errors import TableError
 from solver.faults import fault_point
 
@@ -294,3 +296,34 @@ def _check_edges(edges: pl.DataFrame, n: int, path: Path, expected: int | None) 
         if hi >= n:
             raise TableError(f"{path} points at row {hi:,} of a {n:,}-row positions table; "
                              "solve again with --force")
+
+
+def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply: np.ndarray,
+                    num_moves: np.ndarray, cols: dict[str, Any]) -> pl.DataFrame:
+    """The positions table (see the module docstring) from per-row arrays and solved columns
+    (value, remoteness, margin, ...; remoteness ``NO_REMOTENESS`` and NaN probabilities become
+    null). Shared by the whole-graph and the tiered solvers."""
+    data: dict[str, Any] = {
+        "key": pl.Series(keys, dtype=pl.UInt64),
+        "player": pl.Series(np.asarray(player).astype(np.uint8), dtype=pl.UInt8),
+        "kind": pl.Series(np.asarray(kind).astype(np.uint8), dtype=pl.UInt8),
+        "ply": pl.Series(np.asarray(ply, dtype=np.uint16), dtype=pl.UInt16),
+        "num_moves": pl.Series(np.minimum(np.asarray(num_moves), 65535).astype(np.uint16), dtype=pl.UInt16),
+    }
+    for name, arr in cols.items():
+        if name.startswith("strategy_"):  # mixed strategies at simultaneous rows, null elsewhere
+            data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
+            continue
+        if name in ("p_win", "p_loss") and np.isnan(arr).any():  # undefined: null
+            data[name] = pl.Series(name, arr.astype(np.float64), dtype=pl.Float64).fill_nan(None)
+            continue
+        if name == "remoteness" or name.endswith("_remoteness"):
+            s = pl.Series(name, arr.astype(np.uint16), dtype=pl.UInt16)
+            data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s
+        elif (name == "value" or name.endswith("_value")) and arr.dtype != np.float64:
+            data[name] = pl.Series(arr.astype(np.uint8), dtype=pl.UInt8)
+        elif name == "margin" or name.endswith("_margin"):
+            data[name] = pl.Series(arr.astype(np.int16), dtype=pl.Int16)
+        else:
+            data[name] = pl.Series(arr.astype(np.float64), dtype=pl.Float64)
+    return pl.DataFrame(data)

@@ -1,0 +1,242 @@
+"""Compiled (numba) kernels of the tiered solver (:mod:`solver.engines.tiered`).
+
+A tier is solved from its own positions plus the finished values of the tiers its moves reach.
+The moves that stay inside the tier are kept as a reverse CSR (``roff``/``rparent``/``rsame``:
+for each row the rows of its parents inside the tier and whether the parent's mover is the
+child's); the moves that leave it are folded, while the tier is expanded, into a few numbers per
+row (see :func:`fold_external`). The passes are those of :mod:`solver.engines._retro_jit` with
+these extra, already-solved children: win/lose by counters, then ties, then draws for the rest.
+
+Because an external child can have any remoteness, positions are settled from a binary heap
+ordered by remoteness (not a FIFO queue): a position is final when it is popped, so a win is
+1 + the smallest remoteness of a child lost for the opponent and a loss is 1 + the largest
+remoteness of its children, exactly as in the whole-graph engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from solver.core.values import DRAW as _DRAW, LOSE as _LOSE, TIE as _TIE, WIN as _WIN
+
+_UNDECIDED = -1
+_ROW_BITS = 32
+_ROW_MASK = (1 << 32) - 1
+
+
+@njit(cache=True, nogil=True)
+def _push(heap, size, code):
+    i = size
+    heap[i] = code
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap[p] <= heap[i]:
+            break
+        tmp = heap[p]
+        heap[p] = heap[i]
+        heap[i] = tmp
+        i = p
+    return size + 1
+
+
+@njit(cache=True, nogil=True)
+def _pop(heap, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= size:
+            break
+        c = left
+        if left + 1 < size and heap[left + 1] < heap[left]:
+            c = left + 1
+        if heap[i] <= heap[c]:
+            break
+        tmp = heap[c]
+        heap[c] = heap[i]
+        heap[i] = tmp
+        i = c
+    return top, size
+
+
+@njit(cache=True, nogil=True)
+def fold_external(src, child_value, child_rem, same, ext_win_min, ext_lose_cnt, ext_lose_max,
+                  ext_tie_min):
+    """Fold edges to solved children of other tiers into per-row numbers.
+
+    ``src[e]`` is the row (in this tier) an edge leaves, ``child_value``/``child_rem`` the
+    child's value code and remoteness from the child's mover, ``same[e]`` whether that mover is
+    the row's. Updates in place: ``ext_win_min`` (smallest remoteness of a child that is won for
+    the row's mover), ``ext_lose_cnt``/``ext_lose_max`` (number and largest remoteness of the
+    children lost for it), ``ext_tie_min`` (smallest remoteness of a tie child)."""
+    for e in range(len(src)):
+        p = src[e]
+        v = child_value[e]
+        if not same[e]:
+            if v == _WIN:
+                v = _LOSE
+            elif v == _LOSE:
+                v = _WIN
+        r = child_rem[e]
+        if v == _WIN:
+            if r < ext_win_min[p]:
+                ext_win_min[p] = r
+        elif v == _LOSE:
+            ext_lose_cnt[p] += 1
+            if r > ext_lose_max[p]:
+                ext_lose_max[p] = r
+        elif v == _TIE:
+            if r < ext_tie_min[p]:
+                ext_tie_min[p] = r
+
+
+@njit(cache=True, nogil=True)
+def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min,
+                terminal_result, no_remoteness):
+    """Values and remoteness of a tier's rows (see the module docstring).
+
+    ``terminal_result[i]``: -1 for a non-terminal row, else the mover's result (0 loss, 1 tie,
+    2 win). ``outdeg[i]``: all moves of row ``i`` (inside and outside the tier)."""
+    n = len(outdeg)
+    value = np.full(n, _UNDECIDED, dtype=np.int8)
+    remoteness = np.full(n, no_remoteness, dtype=np.uint16)
+    counter = np.empty(n, dtype=np.int32)
+    tent = np.zeros(n, dtype=np.int8)  # the value a queued row will take when popped
+    heap = np.empty(n + len(rparent) + 1, dtype=np.int64)
+    size = 0
+    for i in range(n):
+        counter[i] = outdeg[i] - ext_lose_cnt[i]
+        if terminal_result[i] == 2 or terminal_result[i] == 0:
+            tent[i] = _WIN if terminal_result[i] == 2 else _LOSE
+            size = _push(heap, size, np.int64(i))
+        elif terminal_result[i] < 0:
+            if ext_win_min[i] != no_remoteness:
+                tent[i] = _WIN
+                size = _push(heap, size, (np.int64(ext_win_min[i]) + 1) << _ROW_BITS | i)
+            elif counter[i] == 0 and outdeg[i] > 0:
+                tent[i] = _LOSE
+                size = _push(heap, size, (np.int64(ext_lose_max[i]) + 1) << _ROW_BITS | i)
+    # step 1: win / lose, in increasing remoteness
+    while size > 0:
+        code, size = _pop(heap, size)
+        c = code & _ROW_MASK
+        if value[c] != _UNDECIDED:
+            continue
+        r = code >> _ROW_BITS
+        v = tent[c]
+        value[c] = v
+        remoteness[c] = r
+        for k in range(roff[c], roff[c + 1]):
+            p = rparent[k]
+            if value[p] != _UNDECIDED:
+                continue
+            eff = v if rsame[k] else _WIN + _LOSE - v
+            if eff == _WIN:
+                tent[p] = _WIN
+                size = _push(heap, size, (r + 1) << _ROW_BITS | p)
+            else:
+                counter[p] -= 1
+                if counter[p] == 0:
+                    tent[p] = _LOSE
+                    lr = r if r > ext_lose_max[p] else np.int64(ext_lose_max[p])
+                    size = _push(heap, size, (lr + 1) << _ROW_BITS | p)
+    # step 2: ties, from terminal ties and tie children outside the tier
+    for i in range(n):
+        if value[i] != _UNDECIDED:
+            continue
+        if terminal_result[i] == 1:
+            size = _push(heap, size, np.int64(i))
+        elif terminal_result[i] < 0 and ext_tie_min[i] != no_remoteness:
+            size = _push(heap, size, (np.int64(ext_tie_min[i]) + 1) << _ROW_BITS | i)
+    while size > 0:
+        code, size = _pop(heap, size)
+        c = code & _ROW_MASK
+        if value[c] != _UNDECIDED:
+            continue
+        r = code >> _ROW_BITS
+        value[c] = _TIE
+        remoteness[c] = r
+        for k in range(roff[c], roff[c + 1]):
+            p = rparent[k]
+            if value[p] == _UNDECIDED:
+                size = _push(heap, size, (r + 1) << _ROW_BITS | p)
+    # step 3: the rest is endless play
+    for i in range(n):
+        if value[i] == _UNDECIDED:
+            value[i] = _DRAW
+    return value, remoteness
+
+
+@njit(cache=True, nogil=True)
+def tier_force_at_least(outdeg, roff, rparent, rsame, ext_off, ext_margin, terminal, tmargin, t):
+    """``bool[n]``: the side to move can force a final margin ``>= t`` (endless play = 0).
+
+    As :func:`solver.engines._retro_jit.can_force_at_least`, with the children outside the tier
+    given by ``ext_margin[ext_off[i]:ext_off[i + 1]]``: each one's optimal margin **from row i's
+    mover** (a child of the other player with optimal margin m gives -m). Such a child is good
+    for a mover who wants ``>= thr`` exactly when its margin is ``>= thr``."""
+    n = len(outdeg)
+    win = np.zeros((2, n), dtype=np.bool_)
+    lose = np.zeros((2, n), dtype=np.bool_)
+    counter = np.empty((2, n), dtype=np.int64)
+    queue = np.empty(2 * n, dtype=np.int64)
+    head = 0
+    tail = 0
+    for role in range(2):
+        thr = t if role == 0 else 1 - t
+        for i in range(n):
+            counter[role, i] = outdeg[i]
+            if terminal[i]:
+                if tmargin[i] >= thr:
+                    win[role, i] = True
+                else:
+                    lose[role, i] = True
+                queue[tail] = role * n + i
+                tail += 1
+                continue
+            good = False
+            bad = 0
+            for k in range(ext_off[i], ext_off[i + 1]):
+                if ext_margin[k] >= thr:
+                    good = True
+                    break
+                bad += 1
+            if good:
+                win[role, i] = True
+                queue[tail] = role * n + i
+                tail += 1
+            else:
+                counter[role, i] -= bad
+                if counter[role, i] == 0 and outdeg[i] > 0:
+                    lose[role, i] = True
+                    queue[tail] = role * n + i
+                    tail += 1
+    while head < tail:
+        code = queue[head]
+        head += 1
+        role = code // n
+        c = code - role * n
+        is_win = win[role, c]
+        for k in range(roff[c], roff[c + 1]):
+            p = rparent[k]
+            prole = role if rsame[k] else 1 - role
+            if win[prole, p] or lose[prole, p]:
+                continue
+            good = is_win if prole == role else not is_win
+            if good:
+                win[prole, p] = True
+                queue[tail] = prole * n + p
+                tail += 1
+            else:
+                counter[prole, p] -= 1
+                if counter[prole, p] == 0:
+                    lose[prole, p] = True
+                    queue[tail] = prole * n + p
+                    tail += 1
+    out = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        out[i] = win[0, i] or (not lose[0, i] and 0 >= t)
+    return out

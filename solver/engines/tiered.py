@@ -1,0 +1,737 @@
+"""Tiered, out-of-core retrograde solving (GAMESMAN's tier solver, for this toolkit's games).
+
+A game that can name the **tier** of a position (``Game.tier_of(keys)``: a quantity that never
+decreases along a move, such as pyramids placed) is solved tier by tier, never holding the whole
+game: a tier needs only its own positions and the finished values of the tiers its moves reach,
+read back from disk.
+
+Two phases, both resumable (every finished step is a file written atomically):
+
+1. **Discovery** (tiers in increasing order): a tier's positions are the positions its parent
+   tiers' moves lead into it, closed under the moves that stay inside it (breadth first, so the
+   ``ply`` column is the fewest moves from the start, as in the whole-graph table). Children
+   that land in later tiers are spilled to disk (``discover/pending/<tier>/``), deduplicated.
+   Each finished tier leaves ``discover/keys-<tier>.npy``, ``ply-<tier>.npy`` and, last, the
+   marker ``tier-<tier>.json`` (its size and the tiers its moves reach).
+2. **Solving** (a tier after every tier it reaches; tiers of the same height are independent
+   and run in parallel): the tier's positions are expanded again (no edge lists are stored);
+   children outside the tier are looked up in the finished tier files and folded into a few
+   numbers per position; the moves inside the tier are kept as a compact reverse list (int32),
+   and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
+   margin, exactly as the whole-graph retrograde. Each tier is written as
+   ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
+
+Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
+its ``tiers.json`` (the table's metadata, with the list of tier files) is written, the discovery
+files are removed and the folder is renamed to ``<root>/<game>/<variant-id>/`` (replacing an
+older table there). A killed solve leaves the work folder; running the same command again resumes
+from its finished tiers (``force=True`` starts over).
+
+Running on a cluster: every step is a function of files (a tier's discovery reads its pending
+parts and writes its keys; a tier's solve reads its keys and its child tiers' files and writes its
+tier file), so the tier tasks of one height can be handed to any executor that shares the
+folder (:func:`solve_tier_task` is the unit of work; the local process pool is one such executor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+import solver
+from solver.core.arrays import group_by, lookup_sorted, unique
+from solver.core.game import Game, NodeKind
+from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
+from solver.engines import _tier_jit as _jit
+from solver.errors import TableError, TooBigError
+from solver.faults import fault_point
+from solver.tables import (
+    _world_readable,
+    clean_stale,
+    positions_frame,
+    read_meta,
+    read_parquet,
+    variant_dir,
+    write_parquet,
+)
+
+MANIFEST = "tiers.json"
+TIER_DIR = "tiers"
+WORK_SUFFIX = ".tiered"
+#: positions expanded per call of the game's batch path
+CHUNK = 1 << 17
+#: spill buffered children of later tiers to disk beyond this many keys
+SPILL = 4_000_000
+
+#: callback(phase, tier_name, done_positions, total_positions_or_None)
+Progress = Callable[[str, str, int, "int | None"], None]
+
+
+def supports_tiers(game: Game) -> bool:
+    """The game names tiers (``tier_of``) and has no chance or simultaneous nodes handled here."""
+    return callable(getattr(game, "tier_of", None))
+
+
+def tier_name(game: Game, tier: int) -> str:
+    name = getattr(game, "tier_name", None)
+    return name(int(tier)) if callable(name) else f"tier {int(tier)}"
+
+
+def work_dir(folder: Path) -> Path:
+    return folder.with_name(folder.name + WORK_SUFFIX)
+
+
+def tier_file(tier: int) -> str:
+    return f"tier-{int(tier)}.parquet"
+
+
+# --- small atomic file helpers ----------------------------------------------------------------
+
+def _atomic_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as fh:
+        json.dump(data, fh, sort_keys=True, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+    _world_readable(tmp)
+    os.replace(tmp, path)
+
+
+def _atomic_npy(path: Path, arr: np.ndarray) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        np.save(fh, arr)
+    os.replace(tmp, path)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+# --- the plan of a solve ------------------------------------------------------------------------
+
+@dataclass
+class TierInfo:
+    tier: int
+    positions: int
+    children: list[int]
+    height: int = 0
+
+
+@dataclass
+class Run:
+    """A tiered solve in its work folder."""
+
+    game: Game
+    folder: Path  # the final variant folder
+    work: Path
+    symmetry: bool
+    run_id: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def discover(self) -> Path:
+        return self.work / "discover"
+
+    @property
+    def tiers_dir(self) -> Path:
+        return self.work / TIER_DIR
+
+    def identity(self) -> dict[str, Any]:
+        g = self.game
+        return {"game": g.name, "variant": g.variant.as_text(), "rules_version": g.rules_version,
+                "symmetry": self.symmetry, "run_id": self.run_id}
+
+
+def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
+                     notes: list[str]) -> Run:
+    work = work_dir(folder)
+    state = _read_json(work / "run.json")
+    ident = {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
+             "symmetry": symmetry}
+    if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
+        run = Run(game, folder, work, symmetry, state["run_id"])
+        done = len(list(run.tiers_dir.glob("tier-*.parquet"))) if run.tiers_dir.is_dir() else 0
+        found = len(list(run.discover.glob("tier-*.json"))) if run.discover.is_dir() else 0
+        notes.append(f"resuming the tiered solve in {work}: {found} tiers discovered, {done} solved "
+                     "(--force starts over)")
+        return run
+    if work.exists():
+        if state is not None and not force:
+            why = ("rules version " + str(state.get("rules_version"))
+                   if state.get("rules_version") != game.rules_version else "another variant")
+            notes.append(f"the unfinished tiered solve in {work} is of {why}; starting over")
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    run = Run(game, folder, work, symmetry, uuid.uuid4().hex)
+    run.discover.mkdir()
+    run.tiers_dir.mkdir()
+    _atomic_json(work / "run.json", {**ident, "run_id": run.run_id,
+                                      "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    return run
+
+
+# --- phase 1: discovery ----------------------------------------------------------------------
+
+def _pending_dir(run: Run, tier: int) -> Path:
+    return run.discover / "pending" / str(int(tier))
+
+
+def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]],
+           counter: list[int]) -> None:
+    """Write the buffered (key, ply) pairs of later tiers to disk, one part per tier."""
+    for tier, parts in buffers.items():
+        if not parts:
+            continue
+        keys = np.concatenate([k for k, _ in parts])
+        plies = np.concatenate([p for _, p in parts])
+        keys, plies = _dedupe_min(keys, plies)
+        d = _pending_dir(run, tier)
+        d.mkdir(parents=True, exist_ok=True)
+        _atomic_npy(d / f"from-{source}-{counter[0]}-keys.npy", keys)
+        _atomic_npy(d / f"from-{source}-{counter[0]}-ply.npy", plies)
+        counter[0] += 1
+    buffers.clear()
+
+
+def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys, sorted, each with its smallest ply."""
+    if len(keys) == 0:
+        return keys.astype(np.uint64), plies.astype(np.uint16)
+    order = np.lexsort((plies, keys))
+    k, p = keys[order], plies[order]
+    first = np.empty(len(k), dtype=bool)
+    first[0] = True
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    return k[first], p[first].astype(np.uint16)
+
+
+def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
+    d = _pending_dir(run, tier)
+    keys = [np.load(f) for f in sorted(d.glob("*-keys.npy"))]
+    plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in sorted(d.glob("*-keys.npy"))]
+    if not keys:
+        return np.empty(0, np.uint64), np.empty(0, np.uint16)
+    return _dedupe_min(np.concatenate(keys), np.concatenate(plies))
+
+
+def _next_pending(run: Run, done: set[int]) -> int | None:
+    root = run.discover / "pending"
+    if not root.is_dir():
+        return None
+    tiers = sorted(int(d.name) for d in root.iterdir() if d.is_dir() and int(d.name) not in done)
+    return tiers[0] if tiers else None
+
+
+def discover(run: Run, *, max_positions: int | None = None, progress: Progress | None = None
+             ) -> dict[int, TierInfo]:
+    """Phase 1: every reachable position, tier by tier (see the module docstring)."""
+    game, sym = run.game, run.symmetry
+    infos: dict[int, TierInfo] = {}
+    for marker in run.discover.glob("tier-*.json"):
+        data = _read_json(marker)
+        if data is not None:
+            infos[int(data["tier"])] = TierInfo(int(data["tier"]), int(data["positions"]),
+                                                [int(c) for c in data["children"]])
+    if not infos and not (run.discover / "pending").exists():
+        start = game.initial_state()
+        root = np.array([game.encode(game.canonical(start) if sym else start)], dtype=np.uint64)
+        rt = int(game.tier_of(root)[0])
+        d = _pending_dir(run, rt)
+        d.mkdir(parents=True, exist_ok=True)
+        _atomic_npy(d / "from-start-0-keys.npy", root)
+        _atomic_npy(d / "from-start-0-ply.npy", np.zeros(1, np.uint16))
+    total = sum(i.positions for i in infos.values())
+    while True:
+        t = _next_pending(run, set(infos))
+        if t is None:
+            break
+        for stale in (run.discover / "pending").glob(f"*/from-{t}-*"):
+            stale.unlink()  # parts of an earlier, killed attempt at this tier
+        entry_keys, entry_ply = _load_pending(run, t)
+        seen, plies, children = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos), progress,
+                                            total)
+        total += len(seen)
+        if max_positions is not None and total > max_positions:
+            raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
+                              "raise --max-positions or pick a smaller variant")
+        _atomic_npy(run.discover / f"keys-{t}.npy", seen)
+        _atomic_npy(run.discover / f"ply-{t}.npy", plies)
+        _atomic_json(run.discover / f"tier-{t}.json",
+                     {"tier": t, "positions": int(len(seen)), "children": sorted(children)})
+        shutil.rmtree(_pending_dir(run, t), ignore_errors=True)
+        infos[t] = TierInfo(t, int(len(seen)), sorted(children))
+        fault_point("tier-discovered")
+    return infos
+
+
+def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarray, sym: bool, run: Run,
+                done: set[int], progress: Progress | None, total: int
+                ) -> tuple[np.ndarray, np.ndarray, set[int]]:
+    """The tier's positions (sorted) and plies: the entries closed under the moves inside the
+    tier, breadth first from several plies at once. Children in later tiers are spilled."""
+    seen_parts: list[np.ndarray] = []
+    ply_parts: list[np.ndarray] = []
+    seen = np.empty(0, np.uint64)
+    buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    buffered = 0
+    counter = [0]
+    children: set[int] = set()
+    order = np.argsort(entry_ply, kind="stable")
+    entry_keys, entry_ply = entry_keys[order], entry_ply[order]
+    pos = 0
+    frontier = np.empty(0, np.uint64)
+    d = int(entry_ply[0]) if len(entry_ply) else 0
+    name = tier_name(game, t)
+    while pos < len(entry_keys) or len(frontier):
+        hi = int(np.searchsorted(entry_ply, d, side="right"))
+        level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
+        pos = hi
+        level = level[~_isin(level, seen)]
+        if len(level):
+            seen_parts.append(level)
+            ply_parts.append(np.full(len(level), d, np.uint16))
+            seen = np.sort(np.concatenate([seen, level]), kind="stable")
+        inside: list[np.ndarray] = []
+        for s in range(0, len(level), CHUNK):
+            exp = game.expand(level[s : s + CHUNK], canonical=sym)
+            kids = exp.children
+            if not len(kids):
+                continue
+            ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+            if (ct < t).any():
+                bad = int(ct[ct < t][0])
+                raise RuntimeError(f"{game.name}.tier_of is not monotone: a move of tier {t} leads to "
+                                   f"tier {bad}; tiers must never decrease along a move")
+            mask = ct == t
+            inside.append(unique(kids[mask]))
+            out_k, out_t = kids[~mask], ct[~mask]
+            if len(out_k):
+                for u in np.unique(out_t).tolist():
+                    if u in done:
+                        raise RuntimeError(f"{game.name}.tier_of: tier {t} reaches tier {u}, which was "
+                                           "discovered before it; tier ids must never decrease along a move")
+                    children.add(int(u))
+                    k = unique(out_k[out_t == u])
+                    buffers.setdefault(int(u), []).append((k, np.full(len(k), d + 1, np.uint16)))
+                    buffered += len(k)
+            if buffered > SPILL:
+                _spill(run, str(t), buffers, counter)
+                buffered = 0
+        frontier = unique(np.concatenate(inside)) if inside else np.empty(0, np.uint64)
+        frontier = frontier[~_isin(frontier, seen)]
+        if progress is not None:
+            progress("discover", name, total + len(seen), None)
+        d += 1
+        if not len(frontier) and pos < len(entry_keys):
+            d = max(d, int(entry_ply[pos]))
+    _spill(run, str(t), buffers, counter)
+    keys = np.concatenate(seen_parts) if seen_parts else np.empty(0, np.uint64)
+    plies = np.concatenate(ply_parts) if ply_parts else np.empty(0, np.uint16)
+    order = np.argsort(keys, kind="stable")
+    return keys[order], plies[order], children
+
+
+def _isin(values: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
+    if len(sorted_ref) == 0 or len(values) == 0:
+        return np.zeros(len(values), dtype=bool)
+    idx = lookup_sorted(sorted_ref, values)
+    idx[idx == len(sorted_ref)] = 0
+    return sorted_ref[idx] == values
+
+
+# --- phase 2: solving --------------------------------------------------------------------------
+
+def _heights(infos: dict[int, TierInfo]) -> None:
+    """``height``: 0 for tiers whose moves stay inside, else 1 + the largest child height."""
+    for t in sorted(infos, reverse=True):  # children have larger ids
+        info = infos[t]
+        info.height = 1 + max((infos[c].height for c in info.children), default=-1)
+
+
+@dataclass
+class _ChildTier:
+    keys: np.ndarray
+    player: np.ndarray
+    value: np.ndarray
+    remoteness: np.ndarray
+    margin: np.ndarray | None
+
+
+def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
+    path = run.tiers_dir / tier_file(tier)
+    cols = ["key", "player", "value", "remoteness"] + (["margin"] if scored else [])
+    df = pl.read_parquet(path, columns=cols)
+    return _ChildTier(
+        keys=df["key"].to_numpy(),
+        player=df["player"].to_numpy(),
+        value=df["value"].to_numpy(),
+        remoteness=df["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.uint16),
+        margin=df["margin"].to_numpy() if scored else None,
+    )
+
+
+def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
+    """Solve one tier (its children's tier files must exist) and write its tier file. Returns
+    its statistics. The unit of work of the local pool (and of any cluster executor)."""
+    t0 = time.perf_counter()
+    game, t, sym, scored = run.game, info.tier, run.symmetry, bool(run.game.scored)
+    keys = np.load(run.discover / f"keys-{t}.npy")
+    ply = np.load(run.discover / f"ply-{t}.npy")
+    n = len(keys)
+    kind = np.empty(n, np.int8)
+    to_move = np.empty(n, np.int8)
+    result = np.zeros(n, np.int8)
+    tmargin = np.zeros(n, np.int32)
+    outdeg = np.zeros(n, np.int32)
+    no_rem = NO_REMOTENESS
+    ext_win_min = np.full(n, no_rem, np.uint16)
+    ext_lose_cnt = np.zeros(n, np.int32)
+    ext_lose_max = np.zeros(n, np.uint16)
+    ext_tie_min = np.full(n, no_rem, np.uint16)
+    int_src: list[np.ndarray] = []
+    int_dst: list[np.ndarray] = []
+    ext_src: list[np.ndarray] = []
+    ext_m: list[np.ndarray] = []
+    children = {u: _load_child(run, u, scored) for u in info.children}
+    moves = 0
+    for s in range(0, n, CHUNK):
+        exp = game.expand(keys[s : s + CHUNK], canonical=sym)
+        m = len(exp.kind)
+        kind[s : s + m] = exp.kind
+        to_move[s : s + m] = exp.to_move
+        result[s : s + m] = exp.result
+        tmargin[s : s + m] = exp.margin
+        deg = np.diff(exp.offsets)
+        outdeg[s : s + m] = deg
+        moves += int(deg.sum())
+        kids = exp.children
+        if not len(kids):
+            continue
+        src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
+        ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+        inside = ct == t
+        if inside.any():
+            rows = lookup_sorted(keys, kids[inside])
+            _check_found(keys, rows, kids[inside], t, t)
+            int_src.append(src[inside].astype(np.int32))
+            int_dst.append(rows.astype(np.int32))
+        for u in np.unique(ct[~inside]).tolist():
+            sel = ct == u
+            child = children.get(int(u))
+            if child is None:
+                raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                                 "solve again with --force")
+            ck = kids[sel]
+            idx = lookup_sorted(child.keys, ck)
+            _check_found(child.keys, idx, ck, t, int(u))
+            psrc = src[sel]
+            same = child.player[idx] == to_move[psrc]
+            _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
+                               ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
+            if scored:
+                cm = child.margin[idx].astype(np.int32)
+                ext_src.append(psrc.astype(np.int32))
+                ext_m.append(np.where(same, cm, -cm).astype(np.int32))
+    del children
+    t_expand = time.perf_counter() - t0
+    isrc = np.concatenate(int_src) if int_src else np.empty(0, np.int32)
+    idst = np.concatenate(int_dst) if int_dst else np.empty(0, np.int32)
+    del int_src, int_dst
+    roff, order = group_by(idst, n)
+    rparent = isrc[order]
+    rsame = (to_move[idst] == to_move[isrc])[order]
+    del isrc, idst, order
+    terminal = kind == NodeKind.TERMINAL
+    terminal_result = np.where(terminal, result + 1, -1).astype(np.int8)
+    value, remoteness = _jit.tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt,
+                                         ext_lose_max, ext_tie_min, terminal_result, no_rem)
+    cols: dict[str, Any] = {"value": value.astype(np.uint8), "remoteness": remoteness}
+    if scored:
+        esrc = np.concatenate(ext_src) if ext_src else np.empty(0, np.int32)
+        em = np.concatenate(ext_m) if ext_m else np.empty(0, np.int32)
+        eoff, eorder = group_by(esrc, n)
+        em = em[eorder]
+        tm = tmargin.astype(np.int64)
+        candidates = unique(np.concatenate([tm[terminal], -tm[terminal], em.astype(np.int64),
+                                            -em.astype(np.int64), [0]]))
+        best = np.full(n, candidates[0], dtype=np.int64)
+        for c in candidates[1:]:
+            ok = _jit.tier_force_at_least(outdeg, roff, rparent, rsame, eoff, em, terminal, tm, int(c))
+            best = np.where(ok, c, best)
+        cols["margin"] = best.astype(np.int16)
+    frame = positions_frame(keys, to_move, kind, ply, outdeg, cols)
+    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+            "moves": moves, "inside_moves": int(len(rparent)),
+            "toolkit_version": solver.__version__}
+    fault_point(f"write:{tier_file(t)}")
+    write_parquet(frame, run.tiers_dir / tier_file(t), meta)
+    return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
+            "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
+            "terminal": int(terminal.sum()),
+            "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+
+
+def _check_found(keys: np.ndarray, idx: np.ndarray, wanted: np.ndarray, t: int, u: int) -> None:
+    clipped = np.minimum(idx, max(len(keys) - 1, 0))
+    if len(keys) == 0 or not np.array_equal(keys[clipped], wanted):
+        raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
+                         "files are damaged; solve again with --force")
+
+
+def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
+    """The stats of a finished tier file of this run (``None``: missing or of another run)."""
+    path = run.tiers_dir / tier_file(tier)
+    if not path.exists():
+        return None
+    try:
+        meta = read_meta(path)
+    except TableError:
+        return None
+    if meta.get("run_id") != run.run_id:
+        return None
+    return {"tier": tier, "positions": meta.get("positions"), "moves": meta.get("moves"),
+            "inside_moves": meta.get("inside_moves"), "seconds": 0.0, "resumed": True}
+
+
+_POOL_RUN: Run | None = None
+
+
+def _pool_init(run: Run, parent: int) -> None:
+    global _POOL_RUN
+    from solver.engines.enumerate import _die_with_parent
+    import signal
+
+    _POOL_RUN = run
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent)
+
+
+def _pool_task(info: TierInfo) -> dict[str, Any]:
+    assert _POOL_RUN is not None
+    return solve_tier_task(_POOL_RUN, info)
+
+
+def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
+                progress: Progress | None = None) -> dict[int, dict[str, Any]]:
+    """Phase 2: every tier, children first; tiers of one height in parallel (``workers``)."""
+    _heights(infos)
+    stats: dict[int, dict[str, Any]] = {}
+    total = sum(i.positions for i in infos.values())
+    done_pos = 0
+    by_height: dict[int, list[TierInfo]] = {}
+    for info in infos.values():
+        by_height.setdefault(info.height, []).append(info)
+    pool = None
+    try:
+        for h in sorted(by_height):
+            todo = []
+            for info in sorted(by_height[h], key=lambda i: -i.positions):
+                st = _tier_done(run, info.tier)
+                if st is not None:
+                    stats[info.tier] = st
+                    done_pos += info.positions
+                else:
+                    todo.append(info)
+            if progress is not None:
+                progress("solve", f"height {h}", done_pos, total)
+            if workers > 1 and len(todo) > 1:
+                if pool is None:
+                    import multiprocessing
+
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                               initializer=_pool_init, initargs=(run, os.getpid()))
+                results = pool.map(_pool_task, todo)
+            else:
+                results = (solve_tier_task(run, info) for info in todo)
+            for st in results:
+                stats[st["tier"]] = st
+                done_pos += st["positions"]
+                if progress is not None:
+                    progress("solve", tier_name(run.game, st["tier"]), done_pos, total)
+                fault_point("tier-solved")
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    return stats
+
+
+# --- the whole run ---------------------------------------------------------------------------
+
+def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
+                 max_positions: int | None = None, workers: int | None = None, progress: bool = False,
+                 notes: list[str] | None = None) -> Path:
+    """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
+    and return that folder. Resumes an unfinished run of the same variant unless ``force``."""
+    if not supports_tiers(game):
+        raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
+    notes = notes if notes is not None else []
+    folder = variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale(folder)
+    run = _start_or_resume(game, folder, symmetry, force, notes)
+    workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
+    bar = _Bars() if progress else None
+    t0 = time.perf_counter()
+    try:
+        infos = discover(run, max_positions=max_positions, progress=bar)
+        t_disc = time.perf_counter() - t0
+        stats = solve_tiers(run, infos, workers=workers, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    t_solve = time.perf_counter() - t0 - t_disc
+    return _finish(run, infos, stats, t_disc, t_solve)
+
+
+def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any]], t_disc: float,
+            t_solve: float) -> Path:
+    game = run.game
+    start = game.initial_state()
+    root_key = int(game.encode(game.canonical(start) if run.symmetry else start))
+    root_tier = int(game.tier_of(np.array([root_key], dtype=np.uint64))[0])
+    by_value = {name: 0 for name in VALUE_NAMES}
+    terminal = moves = 0
+    tiers = []
+    for t in sorted(infos):
+        path = run.tiers_dir / tier_file(t)
+        meta_t = read_meta(path)
+        if meta_t.get("run_id") != run.run_id:
+            raise TableError(f"{path} belongs to another run; solve again with --force")
+        st = stats.get(t, {})
+        counts = st.get("by_value")
+        if counts is None or "terminal" not in st:  # resumed tier: count from its file
+            df = pl.read_parquet(path, columns=["value", "kind"])
+            counts = np.bincount(df["value"].to_numpy().astype(np.int64), minlength=4).tolist()
+            st = {**st, "terminal": int((df["kind"].to_numpy() == NodeKind.TERMINAL).sum())}
+        for i, name in enumerate(VALUE_NAMES):
+            by_value[name] += int(counts[i])
+        terminal += int(st["terminal"])
+        moves += int(meta_t.get("moves", 0))
+        tiers.append({"tier": int(t), "name": tier_name(game, t), "file": f"{TIER_DIR}/{tier_file(t)}",
+                      "positions": infos[t].positions, "children": infos[t].children,
+                      "height": infos[t].height, "moves": int(meta_t.get("moves", 0)),
+                      "inside_moves": int(meta_t.get("inside_moves", 0)),
+                      "seconds": round(float(st.get("seconds", 0.0)), 3)})
+    root_file = run.tiers_dir / tier_file(root_tier)
+    root_df = pl.read_parquet(root_file, columns=["key"])
+    root_row = int(np.searchsorted(root_df["key"].to_numpy(), np.uint64(root_key)))
+    positions = sum(i.positions for i in infos.values())
+    meta = {
+        "game": game.name, "variant": game.variant.as_text(), "variant_id": game.variant.variant_id(),
+        "label": game.variant.label(), "rules_version": game.rules_version,
+        "toolkit_version": solver.__version__, "symmetry": run.symmetry,
+        "counts": {"positions": positions, "edges": moves, "terminal": terminal, "chance": 0,
+                   "by_value": by_value},
+        "root_key": root_key, "root_tier": root_tier, "root_row_in_tier": root_row,
+        "solve_seconds": t_disc + t_solve, "timings": {"discover": t_disc, "solve": t_solve},
+        "scored": bool(game.scored), "players": game.num_players,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "solver": "retrograde (tiered)", "solution": "deterministic", "layout": "tiered",
+        "solve_id": run.run_id, "files": [t_["file"] for t_ in tiers], "tiers": tiers,
+    }
+    _atomic_json(run.work / MANIFEST, meta)
+    shutil.rmtree(run.discover, ignore_errors=True)
+    (run.work / "run.json").unlink(missing_ok=True)
+    fault_point("rename")
+    folder = run.folder
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        os.rename(folder, old)
+        os.rename(run.work, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(run.work, folder)
+    return folder
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+def is_tiered(folder: Path) -> bool:
+    return (Path(folder) / MANIFEST).exists()
+
+
+def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_version: str) -> dict[str, Any]:
+    """The metadata of a tiered table, checked: the variant and rules version, and every tier
+    file present and of this solve. One-line :class:`TableError` naming the bad tier otherwise."""
+    folder = Path(folder)
+    meta = _read_json(folder / MANIFEST)
+    if meta is None:
+        raise TableError(f"{folder / MANIFEST} is missing or corrupt; solve again with --force")
+    if meta.get("game") != game or meta.get("variant") != variant:
+        raise TableError(f"{folder} holds {meta.get('label', '?')}, not the requested variant; "
+                         "use another --out folder or solve with --force")
+    if meta.get("rules_version") != rules_version:
+        raise TableError(f"{folder} was solved with rules version {meta.get('rules_version')} but the "
+                         f"current rules are version {rules_version}; solve again with --force")
+    for t in meta.get("tiers", []):
+        path = folder / t["file"]
+        if not path.exists():
+            raise TableError(f"{folder} is incomplete: tier {t['tier']} ({t['name']}) is missing "
+                             f"({t['file']}); solve again with --force")
+        fmeta = read_meta(path)
+        if fmeta.get("run_id") != meta.get("solve_id") or fmeta.get("rules_version") != rules_version:
+            raise TableError(f"{path}: tier {t['tier']} ({t['name']}) belongs to another solve or rules "
+                             "version; solve again with --force")
+    return meta
+
+
+def unfinished(folder: Path) -> str | None:
+    """When a tiered solve of this variant was started and not finished: what is missing."""
+    work = work_dir(Path(folder))
+    state = _read_json(work / "run.json")
+    if state is None:
+        return None
+    solved = len(list((work / TIER_DIR).glob("tier-*.parquet"))) if (work / TIER_DIR).is_dir() else 0
+    found = len(list((work / "discover").glob("tier-*.json"))) if (work / "discover").is_dir() else 0
+    return (f"its tiered solve in {work} is unfinished ({found} tiers discovered, {solved} solved); "
+            "run the same `pyramids solve` command again to resume")
+
+
+def read_tier(folder: Path, entry: dict[str, Any]) -> pl.DataFrame:
+    df, _ = read_parquet(Path(folder) / entry["file"])
+    return df
+
+
+class _Bars:
+    """tqdm bars: discovery (positions found) and solving (positions solved of the total)."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._tqdm = tqdm
+        self.bar = None
+        self.phase = None
+
+    def __call__(self, phase: str, name: str, done: int, total: int | None) -> None:
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            desc = "discover tiers" if phase == "discover" else "solve tiers"
+            self.bar = self._tqdm(desc=desc, unit=" pos", unit_scale=True, total=total, leave=False)
+        assert self.bar is not None
+        self.bar.set_postfix_str(name[:40])
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+        else:
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
