@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench reports clean
+.PHONY: demo test test-all test-fast bench reports clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,16 @@ demo: $(STAMP)
 	$(BIN)/pyramids solve override --preset 3x3
 	$(BIN)/pyramids report override --preset 3x3
 
+# the suite CI runs (about 7 minutes on 2 cores): everything but the checks marked slow
 test: $(STAMP)
-	$(BIN)/pytest -q
-
-test-fast: $(STAMP)
 	$(BIN)/pytest -q -m "not slow"
+
+test-fast: test
+
+# also the slow checks (every preset through every command, every README command, the larger
+# agreement checks): about 40 minutes on 2 cores
+test-all: $(STAMP)
+	$(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python -m solver.bench

@@ -1,7 +1,7 @@
 """Every preset that `pyramids list` shows works in every command: solve, show, play, report and
 tune (the presets listed as beyond the in-memory solver are refused at once, in one line).
 
-The larger presets take minutes and are marked slow (`make test` runs them).
+The larger presets take minutes and are marked slow (`make test-all` runs them).
 """
 
 from __future__ import annotations
