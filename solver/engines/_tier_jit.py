@@ -105,7 +105,10 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
     remoteness = np.full(n, no_remoteness, dtype=np.uint16)
     counter = np.empty(n, dtype=np.int32)
     tent = np.zeros(n, dtype=np.int8)  # the value a queued row will take when popped
-    heap = np.empty(n + len(rparent) + 1, dtype=np.int64)
+    # the smallest remoteness a row is queued at: a row is queued again only to come out sooner,
+    # so it is in the heap at most twice (once from outside the tier, once from inside)
+    queued = np.full(n, no_remoteness, dtype=np.uint16)
+    heap = np.empty(2 * n + 1, dtype=np.int64)
     size = 0
     for i in range(n):
         counter[i] = outdeg[i] - ext_lose_cnt[i]
@@ -115,6 +118,7 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
         elif terminal_result[i] < 0:
             if ext_win_min[i] != no_remoteness:
                 tent[i] = _WIN
+                queued[i] = ext_win_min[i] + 1
                 size = _push(heap, size, (np.int64(ext_win_min[i]) + 1) << _ROW_BITS | i)
             elif counter[i] == 0 and outdeg[i] > 0:
                 tent[i] = _LOSE
@@ -135,8 +139,10 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
                 continue
             eff = v if rsame[k] else _WIN + _LOSE - v
             if eff == _WIN:
-                tent[p] = _WIN
-                size = _push(heap, size, (r + 1) << _ROW_BITS | p)
+                if r + 1 < queued[p]:
+                    tent[p] = _WIN
+                    queued[p] = r + 1
+                    size = _push(heap, size, (r + 1) << _ROW_BITS | p)
             else:
                 counter[p] -= 1
                 if counter[p] == 0:
@@ -144,12 +150,15 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
                     lr = r if r > ext_lose_max[p] else np.int64(ext_lose_max[p])
                     size = _push(heap, size, (lr + 1) << _ROW_BITS | p)
     # step 2: ties, from terminal ties and tie children outside the tier
+    queued[:] = no_remoteness
     for i in range(n):
         if value[i] != _UNDECIDED:
             continue
         if terminal_result[i] == 1:
+            queued[i] = 0
             size = _push(heap, size, np.int64(i))
         elif terminal_result[i] < 0 and ext_tie_min[i] != no_remoteness:
+            queued[i] = ext_tie_min[i] + 1
             size = _push(heap, size, (np.int64(ext_tie_min[i]) + 1) << _ROW_BITS | i)
     while size > 0:
         code, size = _pop(heap, size)
@@ -161,7 +170,8 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
         remoteness[c] = r
         for k in range(roff[c], roff[c + 1]):
             p = rparent[k]
-            if value[p] == _UNDECIDED:
+            if value[p] == _UNDECIDED and r + 1 < queued[p]:
+                queued[p] = r + 1
                 size = _push(heap, size, (r + 1) << _ROW_BITS | p)
     # step 3: the rest is endless play
     for i in range(n):
@@ -240,3 +250,37 @@ def tier_force_at_least(outdeg, roff, rparent, rsame, ext_off, ext_margin, termi
     for i in range(n):
         out[i] = win[0, i] or (not lose[0, i] and 0 >= t)
     return out
+
+
+@njit(cache=True, nogil=True)
+def count_into(counts, rows):
+    """``counts[r] += 1`` for every ``r`` in ``rows`` (a bincount that accumulates in place)."""
+    for e in range(len(rows)):
+        counts[rows[e]] += 1
+
+
+@njit(cache=True, nogil=True)
+def fill_reverse(fill, rparent, rsame, first, per_row, dst, to_move):
+    """Put a chunk's moves inside the tier into the reverse lists. The chunk's rows are
+    ``first, first + 1, ...``; row ``first + i`` has ``per_row[i]`` such moves, whose children
+    are the next entries of ``dst``. ``rparent[fill[c]] = parent`` (``fill`` starts as the list
+    offsets and advances), ``rsame`` = the parent's mover is the child's."""
+    e = 0
+    for i in range(len(per_row)):
+        p = first + i
+        for _ in range(per_row[i]):
+            c = dst[e]
+            e += 1
+            k = fill[c]
+            rparent[k] = p
+            rsame[k] = to_move[p] == to_move[c]
+            fill[c] = k + 1
+
+
+@njit(cache=True, nogil=True)
+def fill_grouped(fill, out, rows, vals):
+    """``out[fill[rows[e]]] = vals[e]``, advancing ``fill`` (values grouped by row)."""
+    for e in range(len(rows)):
+        r = rows[e]
+        out[fill[r]] = vals[e]
+        fill[r] += 1

@@ -50,9 +50,9 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import group_by, lookup_sorted, unique
+from solver.core.arrays import lookup_sorted, unique
 from solver.core.game import Game, NodeKind
-from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
+from solver.core.values import NO_REMOTENESS, VALUE_NAMES
 from solver.engines import _tier_jit as _jit
 from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
@@ -70,7 +70,7 @@ MANIFEST = "tiers.json"
 TIER_DIR = "tiers"
 WORK_SUFFIX = ".tiered"
 #: positions expanded per call of the game's batch path
-CHUNK = 1 << 17
+CHUNK = 1 << 15
 #: spill buffered children of later tiers to disk beyond this many keys
 SPILL = 4_000_000
 
@@ -404,7 +404,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     ext_lose_cnt = np.zeros(n, np.int32)
     ext_lose_max = np.zeros(n, np.uint16)
     ext_tie_min = np.full(n, no_rem, np.uint16)
-    int_src: list[np.ndarray] = []
+    int_src: list[tuple[int, np.ndarray]] = []  # per chunk: first row, moves inside per row
     int_dst: list[np.ndarray] = []
     ext_src: list[np.ndarray] = []
     ext_m: list[np.ndarray] = []
@@ -429,7 +429,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         if inside.any():
             rows = lookup_sorted(keys, kids[inside])
             _check_found(keys, rows, kids[inside], t, t)
-            int_src.append(src[inside].astype(np.int32))
+            int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
             int_dst.append(rows.astype(np.int32))
         for u in np.unique(ct[~inside]).tolist():
             sel = ct == u
@@ -450,23 +450,34 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
                 ext_m.append(np.where(same, cm, -cm).astype(np.int32))
     del children
     t_expand = time.perf_counter() - t0
-    isrc = np.concatenate(int_src) if int_src else np.empty(0, np.int32)
-    idst = np.concatenate(int_dst) if int_dst else np.empty(0, np.int32)
-    del int_src, int_dst
-    roff, order = group_by(idst, n)
-    rparent = isrc[order]
-    rsame = (to_move[idst] == to_move[isrc])[order]
-    del isrc, idst, order
+    # the moves inside the tier as reverse lists (parents of each row), built chunk by chunk
+    counts = np.zeros(n, np.int32)
+    for d in int_dst:
+        _jit.count_into(counts, d)
+    roff = _offsets(counts)
+    rparent = np.empty(int(roff[-1]), np.int32)
+    rsame = np.empty(int(roff[-1]), np.bool_)
+    fill = roff[:-1].copy()
+    while int_dst:
+        first, per_row = int_src.pop(0)
+        _jit.fill_reverse(fill, rparent, rsame, first, per_row, int_dst.pop(0), to_move)
+    del fill
     terminal = kind == NodeKind.TERMINAL
     terminal_result = np.where(terminal, result + 1, -1).astype(np.int8)
     value, remoteness = _jit.tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt,
                                          ext_lose_max, ext_tie_min, terminal_result, no_rem)
+    del ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min, terminal_result
     cols: dict[str, Any] = {"value": value.astype(np.uint8), "remoteness": remoteness}
     if scored:
-        esrc = np.concatenate(ext_src) if ext_src else np.empty(0, np.int32)
-        em = np.concatenate(ext_m) if ext_m else np.empty(0, np.int32)
-        eoff, eorder = group_by(esrc, n)
-        em = em[eorder]
+        counts[:] = 0
+        for src_part in ext_src:
+            _jit.count_into(counts, src_part)
+        eoff = _offsets(counts)
+        em = np.empty(int(eoff[-1]), np.int32)
+        fill = eoff[:-1].copy()
+        while ext_src:
+            _jit.fill_grouped(fill, em, ext_src.pop(0), ext_m.pop(0))
+        del fill
         tm = tmargin.astype(np.int64)
         candidates = unique(np.concatenate([tm[terminal], -tm[terminal], em.astype(np.int64),
                                             -em.astype(np.int64), [0]]))
@@ -475,6 +486,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
             ok = _jit.tier_force_at_least(outdeg, roff, rparent, rsame, eoff, em, terminal, tm, int(c))
             best = np.where(ok, c, best)
         cols["margin"] = best.astype(np.int16)
+    del counts
     frame = positions_frame(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": int(len(rparent)),
@@ -485,6 +497,14 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """List offsets ``[n + 1]`` from per-row counts (int32 while they fit, else int64)."""
+    total = int(counts.sum(dtype=np.int64))
+    off = np.zeros(len(counts) + 1, np.int32 if total < 2**31 - 1 else np.int64)
+    np.cumsum(counts, out=off[1:])
+    return off
 
 
 def _check_found(keys: np.ndarray, idx: np.ndarray, wanted: np.ndarray, t: int, u: int) -> None:
@@ -554,7 +574,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 if pool is None:
                     import multiprocessing
 
-                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
                                                initializer=_pool_init, initargs=(run, os.getpid()))
                 results = pool.map(_pool_task, todo)
             else:
