@@ -369,6 +369,59 @@ class Override(Game[OverrideState]):
             raise ValueError(f"key {key} is not an Override position (too many pyramids)")
         return state
 
+    # --- tiers ------------------------------------------------------------------------
+    # A placed pyramid never leaves the board (rules: "No pyramid ever leaves the board once
+    # placed"; ``apply`` only adds pyramids or moves them between squares), so the number of
+    # pyramids of every colour and size on the board never falls. The tier is those six counts
+    # as a mixed-radix number (radix ``per_size + 1``, piece code ``p`` = digit ``p``): a place
+    # raises one digit, a move or a pass changes none. With ``per_size == 1`` it is the bitmask
+    # of the pieces on the board. Symmetries only move squares, so images share a tier.
+
+    def tier_of(self, keys: np.ndarray) -> np.ndarray:
+        """``int64[len(keys)]``: the pyramids placed per colour and size, as the mixed-radix number
+        ``sum(count[p] * (per_size + 1) ** p)`` over piece codes ``p`` (never falls along a move).
+
+        Vectorised on the key digits: ``per_size == 1`` reads the six location digits, otherwise
+        the base-27 square digits through a 27-entry table of each square's contribution.
+        """
+        if not self.fits_64:
+            raise ValueError(f"{self.variant.label()} has keys beyond 64 bits; tiers need uint64 keys")
+        u64 = np.uint64
+        board = np.asarray(keys, dtype=u64) // u64(self._stride)
+        radix = self.per_size + 1
+        out = np.zeros(len(board), dtype=np.int64)
+        if self.scheme == "pieces":
+            base = u64(self.cells + 1)
+            for p in range(NUM_PIECES):
+                board, loc = np.divmod(board, base)
+                out += (loc != 0).astype(np.int64) << p  # radix 2: the piece's bit
+            return out
+        # a square code q = sum(colour_s * 3**s) adds radix**piece(colour_s - 1, s) per pyramid
+        add = np.zeros(27, dtype=np.int64)
+        for q in range(27):
+            for s in range(NUM_SIZES):
+                c = (q // 3**s) % 3
+                if c:
+                    add[q] += radix ** piece(c - 1, s)
+        for _ in range(self.cells):
+            board, q = np.divmod(board, u64(27))
+            out += add[q.astype(np.intp)]
+        return out
+
+    def tier_counts(self, tier: int) -> list[int]:
+        """The pyramids on the board per piece code (``AS .. BL``) of a tier id."""
+        radix = self.per_size + 1
+        return [(int(tier) // radix**p) % radix for p in range(NUM_PIECES)]
+
+    def tier_name(self, tier: int) -> str:
+        """``placed A:SM B:L`` (a letter per pyramid on the board; ``-``: none of that colour)."""
+        counts = self.tier_counts(tier)
+        parts = []
+        for c in range(2):
+            letters = "".join(SIZES[s] * counts[piece(c, s)] for s in range(NUM_SIZES))
+            parts.append(f"{COLOURS[c]}:{letters or '-'}")
+        return "placed " + " ".join(parts)
+
     # --- symmetry ---------------------------------------------------------------------
     def symmetries(self, state: OverrideState) -> list[OverrideState]:
         """The 8 images under the square's symmetries (identity first); the last move is mapped
