@@ -501,6 +501,10 @@ class Carrots(Game[CarrotsState]):
             place *= base
         return out
 
+    def tier_name(self, tier: int) -> str:
+        """``5 planted``: the coloured pyramids on the board."""
+        return f"{int(tier)} planted"
+
     # --- the batch path (numpy; decision nodes by the numba kernel in _carrots_jit.py) ----------
     # Same arrays as the per-state rules (Game.expand); tests/test_carrots.py proves it on many
     # keys. Positions are handled as digit matrices of the key (see the key layout above).
