@@ -41,12 +41,13 @@ from operator import itemgetter
 from typing import Any, Callable, ClassVar, Mapping, Union
 
 import numpy as np
+from numba import njit
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
-from solver.games._greener_jit import expand_kernel
+from solver.games._greener_jit import _unrank, expand_kernel
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 BLACK, WHITE, GREEN = 0, 1, 2
@@ -612,6 +613,51 @@ class Greener(Game[GreenerState]):
             return Outcome.win_for(WHITE, 2, scores)
         return Outcome((Result.TIE, Result.TIE), scores)
 
+    # --- tiers -------------------------------------------------------------------------
+    # Every capture merges two stacks (one more empty cell), and nothing ever splits a stack or
+    # uncovers a green, so four quantities never fall along a move: the captures made ``c``
+    # (empty cells), the green pyramids captured ``x`` (single greens gone; at most one per
+    # capture), the height ``h`` of the tallest stack, and the passes in a row ``p`` (a pass
+    # raises it, a capture resets it but raises ``c``, the major digit). The tier is the
+    # mixed-radix number ``((c * (G + 1) + x) * (cells + 1) + h) * 3 + p``: a capture raises
+    # it, a pass raises it, so **no move stays inside a tier** (the game is acyclic anyway).
+    # The setup=all root (no board: every quantity 0) is tier 0, below every setup (tier 3).
+    # Symmetries only move cells, so images share a tier.
+
+    def tier_of(self, keys: np.ndarray) -> np.ndarray:
+        """``int64[len(keys)]``: ``((captures * (G + 1) + greens captured) * (cells + 1) + tallest
+        stack) * 3 + passes`` of each key (0 for the setup=all root); strictly rises along every
+        move. Compiled (numba): unranks each board once, no Python per key."""
+        keys = np.asarray(keys, dtype=np.uint64)
+        out = np.zeros(len(keys), dtype=np.int64)
+        if len(keys) == 0:
+            return out
+        root = self.root_key
+        if int(keys.max()) > root or (self.setup_mode != "all" and int(keys.max()) == root):
+            raise ValueError("key out of range for this variant")
+        t = self._batch_tables()
+        s_gr, s_h, s_m = t["stride"]
+        _tier_kernel(keys, np.uint64(root), self.cells, self.green, t["ncodes"], t["cum"], s_m, s_h,
+                     s_gr, t["heights"], t["greens"], out)
+        return out
+
+    def tier_parts(self, tier: int) -> tuple[int, int, int, int]:
+        """``(captures, greens captured, tallest stack, passes)`` of a tier id (all 0: the root)."""
+        rest, passes = divmod(int(tier), 3)
+        rest, tallest = divmod(rest, self.cells + 1)
+        captures, greens = divmod(rest, self.green + 1)
+        return captures, greens, tallest, passes
+
+    def tier_name(self, tier: int) -> str:
+        """``6 stacks left, 1 green captured, tallest 3`` (plus ``, 1 pass`` / ``, over``), or
+        ``setup`` for the setup=all root."""
+        if tier == 0:
+            return "setup"
+        captures, greens, tallest, passes = self.tier_parts(tier)
+        text = (f"{self.cells - captures} stacks left, {greens} green{'s' * (greens != 1)} captured, "
+                f"tallest {tallest}")
+        return text + ("", ", 1 pass", ", over")[passes]
+
     # --- symmetry ----------------------------------------------------------------------
     def symmetries(self, state: GreenerState) -> list[GreenerState]:
         if state.root:
@@ -781,3 +827,30 @@ def _gatherer(index: list[int]) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
         only = index[0]
         return lambda board: (board[only],)
     return itemgetter(*index)  # type: ignore[return-value]
+
+
+@njit(cache=True, nogil=True)
+def _tier_kernel(keys, root, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, out):
+    """:meth:`Greener.tier_of` of ``keys`` (uint64, kept unsigned so keys up to ``2**64`` work)
+    into ``out``."""
+    board = np.empty(n, dtype=np.int64)
+    six = np.uint64(6)
+    three = np.uint64(3)
+    for i in range(len(keys)):
+        k = keys[i]
+        if k == root:
+            out[i] = 0
+            continue
+        _unrank(np.int64(k // six), board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
+        empty = 0
+        singles = 0
+        tallest = 0
+        for c in range(n):
+            code = board[c]
+            if code == 0:
+                empty += 1
+            elif code == 1:
+                singles += 1
+            if heights[code] > tallest:
+                tallest = heights[code]
+        out[i] = ((empty * (green + 1) + green - singles) * (n + 1) + tallest) * 3 + np.int64(k % three)
