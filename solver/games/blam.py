@@ -350,6 +350,111 @@ class Blam(Game[BlamState]):
             treasure = tuple(rows) + (last,)
         return BlamState(tuple(board), stash, treasure, mover)  # type: ignore[arg-type]
 
+    # --- tiers ------------------------------------------------------------------------
+    # What only moves one way (checked against ``apply``; the stashes do NOT: a placer's own
+    # pyramid pushed off the board returns to their stash and may be placed again):
+    # * a pyramid pushed off the board of another colour goes into the placer's treasure for
+    #   good, so every treasure count ``treasure[p][s]`` never falls, and neither does the count
+    #   of pyramids of each colour and size out of play (``gone[q][s]``: neither on the board nor
+    #   in the stash; its sum over q is the sum of the treasures per size);
+    # * an empty stash stays empty: a stash only grows when its owner pushes their own pyramid
+    #   off while placing, and a player with an empty stash cannot place (they pass).
+    # The tier is the mixed-radix number of: the treasures of players 0..P-2 (3+ players only,
+    # radix ``(P-1)*per_size + 1``, most significant), ``gone`` per colour and size (radix
+    # ``per_size + 1``) and one "stash empty" bit per player (least significant). With two
+    # players ``gone`` is the treasures (player p's treasure is the opponent's colour gone).
+    # Every component never falls, so the tier never falls; a capture or a stash running dry
+    # raises it, other placements (and passes) stay in the tier: endless play (refilling a stash
+    # by pushing your own pyramids off) lives inside one tier. Symmetries only move squares.
+
+    def _tier_radices(self) -> list[int]:
+        """Radices of the tier digits, least significant first (empty bits, gone, treasures)."""
+        P, k = self.num_players, self.per_size
+        return [2] * P + [k + 1] * (3 * P) + ([(P - 1) * k + 1] * (3 * (P - 1)) if P >= 3 else [])
+
+    def tier_of(self, keys: np.ndarray) -> np.ndarray:
+        """``int64[len(keys)]``: the captures and emptied stashes of each key as a mixed-radix
+        number (see the comment above); never falls along a move. Vectorised on the key digits
+        (both key schemes)."""
+        if self.key_space > 2**64:
+            raise TooBigError(f"{self.variant.label()} needs {self.key_bits}-bit keys; tiers need uint64 keys")
+        u64 = np.uint64
+        P, k, n = self.num_players, self.per_size, self.n
+        rest = np.asarray(keys, dtype=u64)
+        m = len(rest)
+        digits = []
+        for r in self._radices[: self._head]:
+            rest, d = np.divmod(rest, u64(r))
+            digits.append(d.astype(np.int64))
+        treasures = digits[1:]  # players 0..P-2 per size (3+ players)
+        stash = np.zeros((m, 3 * P), dtype=np.int64)
+        on_board = np.zeros((m, 3 * P), dtype=np.int64)
+        if self.key_scheme == "piece":
+            offsets = np.array(self._class_offsets, dtype=np.int64)
+            radix = u64(self._class_offsets[-1])
+            for j in range(3 * P):
+                rest, d = np.divmod(rest, radix)
+                d = d.astype(np.int64)
+                cells = np.searchsorted(offsets, d, side="right") - 1  # squares of the class
+                on_board[:, j] = cells
+                stash[:, j] = (d - offsets[cells]) % (k - cells + 1)
+        else:
+            for j in range(3 * P):
+                rest, d = np.divmod(rest, u64(k + 1))
+                stash[:, j] = d
+            for _ in range(n):
+                rest, d = np.divmod(rest, u64(1 + 3 * P))
+                for j in range(3 * P):
+                    on_board[:, j] += d == u64(j + 1)
+        gone = k - on_board - stash
+        empty = stash.reshape(m, P, 3).sum(axis=2) == 0
+        columns = [empty[:, p].astype(np.int64) for p in range(P)]
+        columns += [gone[:, j] for j in range(3 * P)] + treasures
+        out = np.zeros(m, dtype=np.int64)
+        for column, r in zip(reversed(columns), reversed(self._tier_radices())):
+            out = out * r + column
+        return out
+
+    def tier_parts(
+        self, tier: int
+    ) -> tuple[tuple[tuple[int, int, int], ...], tuple[tuple[int, int, int], ...], tuple[bool, ...]]:
+        """``(treasure per player per size, lost per colour per size, stash empty per player)``
+        of a tier id."""
+        P = self.num_players
+        digits = []
+        t = int(tier)
+        for r in self._tier_radices():
+            t, d = divmod(t, r)
+            digits.append(d)
+        empty = tuple(bool(d) for d in digits[:P])
+        gone = digits[P : 4 * P]
+        if P == 2:
+            treasure = (tuple(gone[3:6]), tuple(gone[0:3]))
+        else:
+            rows = [tuple(digits[4 * P + 3 * p : 4 * P + 3 * p + 3]) for p in range(P - 1)]
+            last = tuple(sum(gone[3 * q + s] for q in range(P)) - sum(row[s] for row in rows) for s in range(3))
+            treasure = tuple(rows) + (last,)
+        lost = tuple(tuple(gone[3 * q : 3 * q + 3]) for q in range(P))
+        return treasure, lost, empty  # type: ignore[return-value]
+
+    def tier_name(self, tier: int) -> str:
+        """``took 1:SM 2:- | empty 2``: each player's treasure (a letter per pyramid), with 3+
+        players each colour's pyramids lost (``lost 1:S 2:- 3:M``), and the players whose stash
+        is empty for good."""
+        treasure, lost, empty = self.tier_parts(tier)
+        took = " ".join(
+            f"{p + 1}:" + ("".join(SIZE_LETTERS[s] * c for s, c in enumerate(t)) or "-")
+            for p, t in enumerate(treasure)
+        )
+        text = f"took {took}"
+        if self.num_players >= 3:  # who lost what is not implied by the treasures
+            text += " | lost " + " ".join(
+                f"{q + 1}:" + ("".join(SIZE_LETTERS[s] * c for s, c in enumerate(g)) or "-")
+                for q, g in enumerate(lost)
+            )
+        dry = [str(p + 1) for p, e in enumerate(empty) if e]
+        return text + (f" | empty {','.join(dry)}" if dry else "")
+
     # --- symmetry ---------------------------------------------------------------------
     def symmetries(self, state: BlamState) -> list[BlamState]:
         out = [state]
