@@ -58,6 +58,7 @@ from math import comb, prod
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
@@ -374,45 +375,17 @@ class Blam(Game[BlamState]):
 
     def tier_of(self, keys: np.ndarray) -> np.ndarray:
         """``int64[len(keys)]``: the captures and emptied stashes of each key as a mixed-radix
-        number (see the comment above); never falls along a move. Vectorised on the key digits
-        (both key schemes)."""
+        number (see the comment above); never falls along a move. Compiled (numba) on the key
+        digits of both key schemes, no Python per key."""
         if self.key_space > 2**64:
             raise TooBigError(f"{self.variant.label()} needs {self.key_bits}-bit keys; tiers need uint64 keys")
-        u64 = np.uint64
-        P, k, n = self.num_players, self.per_size, self.n
-        rest = np.asarray(keys, dtype=u64)
-        m = len(rest)
-        digits = []
-        for r in self._radices[: self._head]:
-            rest, d = np.divmod(rest, u64(r))
-            digits.append(d.astype(np.int64))
-        treasures = digits[1:]  # players 0..P-2 per size (3+ players)
-        stash = np.zeros((m, 3 * P), dtype=np.int64)
-        on_board = np.zeros((m, 3 * P), dtype=np.int64)
-        if self.key_scheme == "piece":
-            offsets = np.array(self._class_offsets, dtype=np.int64)
-            radix = u64(self._class_offsets[-1])
-            for j in range(3 * P):
-                rest, d = np.divmod(rest, radix)
-                d = d.astype(np.int64)
-                cells = np.searchsorted(offsets, d, side="right") - 1  # squares of the class
-                on_board[:, j] = cells
-                stash[:, j] = (d - offsets[cells]) % (k - cells + 1)
-        else:
-            for j in range(3 * P):
-                rest, d = np.divmod(rest, u64(k + 1))
-                stash[:, j] = d
-            for _ in range(n):
-                rest, d = np.divmod(rest, u64(1 + 3 * P))
-                for j in range(3 * P):
-                    on_board[:, j] += d == u64(j + 1)
-        gone = k - on_board - stash
-        empty = stash.reshape(m, P, 3).sum(axis=2) == 0
-        columns = [empty[:, p].astype(np.int64) for p in range(P)]
-        columns += [gone[:, j] for j in range(3 * P)] + treasures
-        out = np.zeros(m, dtype=np.int64)
-        for column, r in zip(reversed(columns), reversed(self._tier_radices())):
-            out = out * r + column
+        keys = np.asarray(keys, dtype=np.uint64)
+        out = np.empty(len(keys), dtype=np.int64)
+        _tier_kernel(
+            keys, np.array(self._radices, dtype=np.uint64), self._head, self.num_players, self.per_size,
+            self.n, self.key_scheme == "piece", np.array(self._class_offsets, dtype=np.int64),
+            np.array(self._tier_radices(), dtype=np.int64), out,
+        )
         return out
 
     def tier_parts(
@@ -773,3 +746,53 @@ class _BlamBatch:
         new = np.where((pos == 0) & (runx > 0), 0, new)
         ext[r3, idx] = new
         cb[rows] = ext[:, :n]
+
+
+@njit(cache=True, nogil=True)
+def _tier_kernel(keys, radices, head, P, k, n, piece, class_offsets, tier_radices, out):
+    """:meth:`Blam.tier_of` of ``keys`` (uint64) into ``out``: read the key digits (mover,
+    stored treasures, then the piece classes or the stashes and squares), count every colour and
+    size on the board and in the stash, and fold (empty stashes, pyramids out of play, stored
+    treasures) into the mixed-radix tier, most significant digit first."""
+    C = 3 * P
+    stash = np.zeros(C, dtype=np.int64)
+    on_board = np.zeros(C, dtype=np.int64)
+    stored = np.zeros(max(head - 1, 1), dtype=np.int64)
+    class_radix = np.uint64(class_offsets[-1])
+    stash_radix = np.uint64(k + 1)
+    square_radix = np.uint64(1 + C)
+    levels = len(class_offsets) - 1
+    for i in range(len(keys)):
+        rest = keys[i] // radices[0]  # the mover
+        for h in range(1, head):
+            stored[h - 1] = np.int64(rest % radices[h])
+            rest = rest // radices[h]
+        if piece:
+            for j in range(C):
+                d = np.int64(rest % class_radix)
+                rest = rest // class_radix
+                m = 0
+                while m + 1 < levels and class_offsets[m + 1] <= d:
+                    m += 1
+                on_board[j] = m
+                stash[j] = (d - class_offsets[m]) % (k - m + 1)
+        else:
+            for j in range(C):
+                stash[j] = np.int64(rest % stash_radix)
+                rest = rest // stash_radix
+                on_board[j] = 0
+            for _ in range(n):
+                code = np.int64(rest % square_radix)
+                rest = rest // square_radix
+                if code:
+                    on_board[code - 1] += 1
+        # digits least significant first: P empty bits, C out-of-play counts, head-1 treasures
+        tier = np.int64(0)
+        for h in range(head - 2, -1, -1):
+            tier = tier * tier_radices[P + C + h] + stored[h]
+        for j in range(C - 1, -1, -1):
+            tier = tier * tier_radices[P + j] + (k - on_board[j] - stash[j])
+        for p in range(P - 1, -1, -1):
+            dry = 1 if stash[3 * p] + stash[3 * p + 1] + stash[3 * p + 2] == 0 else 0
+            tier = tier * 2 + dry
+        out[i] = tier
