@@ -37,7 +37,7 @@ def _rss_bytes() -> int:
 
 def run_case(game_name: str, preset: str, out: str) -> dict:
     """Enumerate, solve and write one preset in this process; timings and memory as a dict."""
-    from solver.api import _edges_frame, _meta, _positions_frame, solve_graph
+    from solver.engines.pipeline import edges_frame as _edges_frame, positions_frame_of as _positions_frame, solve_graph, table_meta as _meta
     from solver.engines.enumerate import enumerate_positions
     from solver.games import game_class
     from solver.tables import EDGES, POSITIONS, variant_dir, write_parquet
@@ -76,24 +76,72 @@ def run_case(game_name: str, preset: str, out: str) -> dict:
     }
 
 
+#: cases of the tiered (out-of-core) solver run by default (``--tiered``)
+DEFAULT_TIERED_CASES = [
+    ("override", "3x3"),
+    ("blam", "3x3"),
+]
+
+
+def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1) -> dict:
+    """Solve one preset tier by tier (:mod:`solver.engines.tiered`) in this process (and, with
+    ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict."""
+    from solver.engines.tiered import solve_tiered
+    from solver.games import game_class
+
+    cls = game_class(game_name)
+    game = cls.from_params(cls.presets[preset])
+    base_rss = _rss_bytes()
+    t0 = time.perf_counter()
+    folder = solve_tiered(game, out=out, force=True, workers=workers)
+    t1 = time.perf_counter()
+    with open(folder / "tiers.json") as fh:
+        meta = json.load(fh)
+    size = sum(f.stat().st_size for f in (folder / "tiers").glob("*.parquet"))
+    biggest = max(meta["tiers"], key=lambda t: t["positions"])
+    return {
+        "case": f"{game_name} {preset}",
+        "positions": meta["counts"]["positions"],
+        "edges": meta["counts"]["edges"],
+        "tiers": len(meta["tiers"]),
+        "largest_tier": biggest["positions"],
+        "discover_s": meta["timings"]["discover"],
+        "solve_s": meta["timings"]["solve"],
+        "total_s": t1 - t0,
+        "peak_bytes": _rss_bytes(),
+        "base_bytes": base_rss,
+        "file_bytes": size,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m solver.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", action="append", default=[], metavar="GAME:PRESET",
                         help="a case to run (repeatable; default: the small presets of every game)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case; medians are shown")
+    parser.add_argument("--tiered", action="store_true",
+                        help="run the tiered (out-of-core) solver instead (default cases: "
+                             + ", ".join(f"{g}:{p}" for g, p in DEFAULT_TIERED_CASES) + ")")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="tiered: processes solving tiers at once (default 1, so that peak memory "
+                             "is one process's)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.child:
         game_name, preset = args.child.split(":")
         with tempfile.TemporaryDirectory() as tmp:
-            print(json.dumps(run_case(game_name, preset, tmp)))
+            if args.tiered:
+                print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers)))
+            else:
+                print(json.dumps(run_case(game_name, preset, tmp)))
         return 0
 
     from solver.games import game_class
 
-    cases = [tuple(c.split(":", 1)) for c in args.case] or DEFAULT_CASES
+    cases = [tuple(c.split(":", 1)) for c in args.case] or (DEFAULT_TIERED_CASES if args.tiered else DEFAULT_CASES)
+    child_flags = ["--tiered", "--workers", str(args.workers)] if args.tiered else []
     rows = []
     for game_name, preset in cases:
         try:
@@ -105,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         runs = []
         for _ in range(args.repeat):
-            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", f"{game_name}:{preset}"],
-                                  capture_output=True, text=True)
+            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", f"{game_name}:{preset}",
+                                   *child_flags], capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{game_name}:{preset} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
                 break
@@ -116,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "case"}
         med["case"] = runs[0]["case"]
         rows.append(med)
-        _print_row(med, header=len(rows) == 1)
+        (_print_tiered_row if args.tiered else _print_row)(med, header=len(rows) == 1)
     return 0
 
 
@@ -131,6 +179,18 @@ def _print_row(r: dict, header: bool) -> None:
           f"{r['peak_bytes'] / 2**20:>9.0f}{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}"
           f"{r['file_bytes'] / n:>11.1f}{int(r.get('sim_nodes', 0)):>10,}{int(r.get('lp_solves', 0)):>10,}"
           f"{int(r.get('sweeps', 0)):>7}{r.get('lp_s', 0.0):>7.1f}", flush=True)
+
+
+def _print_tiered_row(r: dict, header: bool) -> None:
+    if header:
+        print(f"{'case (tiered)':<18}{'positions':>12}{'moves':>12}{'tiers':>7}{'largest':>8}"
+              f"{'disc s':>9}{'solve s':>9}{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}"
+              f"{'disk B/pos':>11}")
+    n = max(r["positions"], 1)
+    print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>12,}{int(r['tiers']):>7}"
+          f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
+          f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
+          f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{r['file_bytes'] / n:>11.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -187,3 +187,46 @@ def test_incomplete_and_stale_tables_are_refused(tmp_path):
     (folder / tiered.MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(TableError, match="rules version"):
         load(game, out=tmp_path)
+
+
+def _same_as_whole(game, tmp_path: Path, workers: int = 1) -> None:
+    from solver.api import load, solve
+
+    whole = solve(game, out=tmp_path / "whole", force=True, tiered=False, write_edges=False)
+    tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers)
+    tsol = load(game, out=tmp_path / "tiered")
+    _same_tables(whole.positions, tsol.positions)
+    start = game.initial_state()
+    assert tsol.root == whole.root
+    assert tsol.moves(start) == whole.moves(start)
+    assert tsol.meta["counts"]["positions"] == whole.meta["counts"]["positions"]
+    assert tsol.meta["counts"]["by_value"] == whole.meta["counts"]["by_value"]
+
+
+REAL_SMALL = [
+    ("override", {"size": 2, "line": 2, "per_size": 1}),
+    ("override", {"size": 2, "line": 2, "per_size": 2}),
+    ("override", {"size": 2, "line": 2, "per_size": 1, "no_undo": False}),
+    ("blam", {"rows": 3, "cols": 3, "per_size": 1}),
+    ("greener", {"rows": 3, "cols": 3, "black": 2, "white": 2, "setup": "random", "seed": 3}),
+]
+
+
+@pytest.mark.parametrize("name,params", REAL_SMALL, ids=lambda x: x if isinstance(x, str) else
+                         ",".join(f"{k}={v}" for k, v in x.items()))
+def test_real_games_same_as_whole_graph(name, params, tmp_path):
+    from solver.api import make_game
+
+    _same_as_whole(make_game(name, **params), tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,params", [
+    ("override", {"size": 3, "line": 3, "per_size": 1}),
+    ("blam", {"rows": 4, "cols": 4, "per_size": 1}),
+    ("blam", {"rows": 2, "cols": 3, "per_size": 2}),
+], ids=["override-3x3", "blam-4x4", "blam-2x3-2"])
+def test_larger_variants_same_as_whole_graph(name, params, tmp_path):
+    from solver.api import make_game
+
+    _same_as_whole(make_game(name, **params), tmp_path, workers=2)

@@ -1,0 +1,376 @@
+"""The solve pipeline: choose an engine (tiered or whole-graph; retrograde, value iteration, the
+secret-choice engine), run it, and write the variant's tables. :mod:`solver.api` (``solve``), the
+CLI and the benchmark all go through here; ``solver.api`` keeps the checks (tolerance, size,
+reuse of a table on disk) and the lookups.
+
+* :func:`solve_variant`: the whole graph in memory (enumerate, :func:`solve_graph`, write the
+  positions/edges/setups tables atomically).
+* :func:`solve_tiered_variant`: tier by tier, out of core (:mod:`solver.engines.tiered`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+import solver
+from solver.core.arrays import ranges
+from solver.core.game import Game, NodeKind, Result
+from solver.core.values import DRAW, FLIP, NO_REMOTENESS, VALUE_NAMES
+from solver.engines.enumerate import Graph, enumerate_positions
+from solver.errors import TooBigError
+from solver.faults import fault_point
+from solver.tables import EDGES, POSITIONS, positions_frame, write_variant
+
+SETUPS = "setups.parquet"
+
+#: win probabilities further than this from the value are not earned by the stored strategies
+P_WIN_GAP = 1e-6
+
+#: default sweep limit of value iteration with secret simultaneous choices: their values can
+#: converge like 1/n (Everett's recursive games), so an unbounded run could take hours; a run
+#: stopped here is stored as not certified, with an error estimate
+MAX_SWEEPS_SIMULTANEOUS = 2_000
+
+
+def solve_variant(
+    game: Game, folder: Path, *, symmetry: bool = True, max_positions: int | None = None,
+    progress: bool = False, write_edges: bool = True, tol: float = 1e-12, max_sweeps: int | None = None,
+) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame | None, pl.DataFrame | None]:
+    """Enumerate, solve and write ``game``'s tables into ``folder`` (atomically); returns
+    ``(positions, meta, edges or None, setups or None)``."""
+    t0 = time.perf_counter()
+    graph = enumerate_positions(
+        game, symmetry=symmetry, max_positions=max_positions,
+        progress=_bar("enumerate", "positions") if progress else None,
+    )
+    t_enum = time.perf_counter() - t0
+    fault_point("solve")
+    columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
+                                              max_sweeps=max_sweeps)
+    t_solve = time.perf_counter() - t0 - t_enum
+    fault_point("solved")
+    elapsed = time.perf_counter() - t0
+    positions = positions_frame_of(graph, columns)
+    edges = edges_frame(graph) if write_edges else None
+    meta = table_meta(game, graph, positions, symmetry=symmetry, elapsed=elapsed,
+                      timings={"enumerate": t_enum, "solve": t_solve}, extra=extra_meta)
+    frames = {POSITIONS: positions}
+    if edges is not None:
+        frames[EDGES] = edges
+    if setups is not None:
+        frames[SETUPS] = setups
+    write_variant(folder, frames, meta)
+    meta["write_seconds"] = time.perf_counter() - t0 - elapsed
+    return positions, meta, edges, setups
+
+
+def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, force: bool,
+                         max_positions: int | None, workers: int | None, progress: bool,
+                         notes: list[str]) -> Path:
+    """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder."""
+    from solver.engines.tiered import solve_tiered
+
+    return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
+                        workers=workers, progress=progress, notes=notes)
+
+
+def solve_graph(
+    game: Game, graph: Graph, *, progress: bool = False, tol: float = 1e-12,
+    max_sweeps: int | None = None,
+) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
+    """Pick the engine for ``graph`` and return the table columns, extra metadata, setups table.
+
+    * decision/terminal nodes only: retrograde (value, remoteness, margin);
+    * chance nodes only at the start (random setups): retrograde below them, and the expected
+      result at each chance node (column ``expected``), plus a table of the setups;
+    * chance nodes inside play: value iteration (expected result and win probabilities).
+    """
+    from solver.engines.retrograde import retrograde
+
+    chance = graph.kind == NodeKind.CHANCE
+    simultaneous = graph.kind == NodeKind.SIMULTANEOUS
+    if game.num_players > 2:
+        if chance.any() or simultaneous.any():
+            raise TooBigError("3-4 player games with chance or hidden choices are not supported yet")
+        return _solve_paranoid(game, graph)
+    if not chance.any() and not simultaneous.any():
+        solved = retrograde(graph, scored=game.scored)
+        cols = {"value": solved.value.astype(np.uint8), "remoteness": solved.remoteness}
+        if solved.margin is not None:
+            cols["margin"] = solved.margin
+        return cols, {"solver": "retrograde", "solution": "deterministic"}, None
+    if not simultaneous.any() and _chance_only_at_start(graph):
+        return _solve_setups(game, graph)
+    from solver.engines.value_iteration import value_iteration
+
+    tier_of = getattr(game, "tier_of", None)
+    tiers = tier_of(graph.keys) if tier_of is not None else None
+    if max_sweeps is None:
+        max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
+    sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
+                          progress=_vi_bar() if progress else None)
+    cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
+    strategies = getattr(sol, "strategies", None) or {}
+    extra: dict[str, Any] = {}
+    if simultaneous.any():
+        # Win probabilities are those the stored (stationary) strategies earn. In recursive games
+        # optimal stationary strategies need not exist: only play that changes over time gets
+        # within any margin of the value. Where the strategies found do not earn the value, the
+        # win probability is left undefined (null) rather than stated wrongly.
+        undefined = np.abs(sol.p_win - sol.p_loss - sol.value) > P_WIN_GAP
+        cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
+        cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
+        extra["p_win_undefined"] = int(undefined.sum())
+        # the same expected result from Player 1's point of view (two players, zero-sum)
+        cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, sol.value, -sol.value)
+        for p in range(game.num_players):
+            column: list[list[float] | None] = [None] * graph.n
+            for row, mixes in strategies.items():
+                column[int(row)] = [float(x) for x in mixes[p]]
+            cols[f"strategy_{p + 1}"] = column
+        for k in ("lp_solves", "lp_seconds", "sweeps", "certified", "residual"):
+            if k in sol.stats:
+                extra[f"simultaneous_{k}"] = sol.stats[k]
+        extra["simultaneous_nodes"] = int(simultaneous.sum())
+        extra["max_sweeps"] = int(max_sweeps)
+        extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
+        if not (sol.stats.get("certified", False) and sol.converged):
+            extra["not_certified_because"] = (
+                "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
+                else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
+                     f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
+                     f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
+    return cols, {**extra, "solver": "value_iteration" + ("+matrix games (LP)" if simultaneous.any() else ""),
+                  "solution": "stochastic",
+                  "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
+                  "converged": bool(sol.converged),
+                  "certified": bool(sol.stats.get("certified", False)) and bool(sol.converged)}, None
+
+
+def _solve_paranoid(game: Game, graph: Graph):
+    """3-4 players: for each seat, the two-sided question "can this seat force the strictly
+    highest score against all other seats together?" (the paranoid reduction), by retrograde.
+
+    Columns ``seat<i>_value``/``seat<i>_remoteness``/``seat<i>_margin`` (seats numbered from 1)
+    are from **seat i's** point of view wherever it is: win = seat i can force the strictly
+    highest score, lose = the others can stop it, draw = endless play; the margin is seat i's
+    score minus the best other score under margin-optimal play of both sides.
+    """
+    from solver.engines.retrograde import retrograde
+
+    terminal_rows = np.flatnonzero(graph.kind == NodeKind.TERMINAL)
+    outcomes = [game.outcome(game.decode(int(k))) for k in graph.keys[terminal_rows].tolist()]
+    cols: dict[str, np.ndarray] = {}
+    starts: dict[str, Any] = {}
+    for seat in range(game.num_players):
+        side = np.where(graph.to_move == seat, 0, 1).astype(np.int8)
+        result = np.zeros(graph.n, dtype=np.int8)
+        margin = np.zeros(graph.n, dtype=np.int32)
+        for row, out in zip(terminal_rows.tolist(), outcomes):
+            won = out.results[seat] == Result.WIN
+            seat_margin = out.margin(seat) if out.scores is not None else 0
+            if side[row] == 0:
+                result[row], margin[row] = (1 if won else -1), seat_margin
+            else:
+                result[row], margin[row] = (-1 if won else 1), -seat_margin
+        view = Graph(keys=graph.keys, kind=graph.kind, to_move=side, ply=graph.ply,
+                     offsets=graph.offsets, child=graph.child, probs=None, result=result,
+                     margin=margin, root=graph.root, symmetry=graph.symmetry)
+        solved = retrograde(view, scored=game.scored)
+        mine = side == 0
+        value = np.where(mine, solved.value, FLIP[solved.value]).astype(np.uint8)
+        cols[f"seat{seat + 1}_value"] = value
+        cols[f"seat{seat + 1}_remoteness"] = solved.remoteness
+        if solved.margin is not None:
+            cols[f"seat{seat + 1}_margin"] = np.where(mine, solved.margin, -solved.margin).astype(np.int16)
+        r = graph.root
+        rem = int(solved.remoteness[r])
+        starts[str(seat + 1)] = {
+            "value": VALUE_NAMES[int(value[r])],
+            "remoteness": None if rem == NO_REMOTENESS else rem,
+            "margin": int(cols[f"seat{seat + 1}_margin"][r]) if solved.margin is not None else None,
+        }
+    extra = {"solver": "retrograde (paranoid, per seat)", "solution": "paranoid",
+             "question": "can this seat force the strictly highest score against all other seats together?",
+             "seats": starts}
+    return cols, extra, None
+
+
+def _chance_only_at_start(graph: Graph) -> bool:
+    """No decision or terminal node leads to a chance node (chance = random setup only)."""
+    chance = graph.kind == NodeKind.CHANCE
+    src = graph.parent_of_edge()
+    into_chance = chance[graph.child]
+    return not bool((into_chance & ~chance[src]).any())
+
+
+def _solve_setups(game: Game, graph: Graph):
+    """Retrograde below setup chance nodes; expected result (+1/0/-1 per setup) at the chance nodes."""
+    from solver.engines.retrograde import retrograde
+
+    chance = graph.kind == NodeKind.CHANCE
+    # Solve the decision part: give chance rows no edges so retrograde sees them as isolated.
+    counts = np.diff(graph.offsets)
+    counts_det = np.where(chance, 0, counts)
+    keep = np.repeat(~chance, counts)
+    sub = Graph(
+        keys=graph.keys, kind=np.where(chance, NodeKind.TERMINAL, graph.kind).astype(np.int8),
+        to_move=graph.to_move, ply=graph.ply,
+        offsets=np.concatenate([[0], np.cumsum(counts_det)]).astype(np.int64),
+        child=graph.child[keep], probs=None, result=graph.result, margin=graph.margin,
+        root=graph.root, symmetry=graph.symmetry,
+    )
+    solved = retrograde(sub, scored=game.scored)
+    value = solved.value.astype(np.uint8)
+    remoteness = solved.remoteness.copy()
+    # chance nodes only lead to decision nodes here (one level of chance): their expectations
+    # need only their own (few) edges
+    crow = np.flatnonzero(chance)
+    cedge = ranges(graph.offsets[crow], counts[crow])
+    src = np.repeat(crow, counts[crow])
+    kids = graph.child[cedge]
+    probs = graph.probs[cedge] if graph.probs is not None else np.ones(len(cedge))
+    score = np.array([-1.0, 0.0, 0.0, 1.0])  # lose, draw, tie, win for the side to move
+    same = graph.to_move[kids] == graph.to_move[src]
+    child_score = np.where(same, 1.0, -1.0) * score[value[kids]]
+    expected = np.bincount(src, weights=probs * child_score, minlength=graph.n)
+    value[chance] = DRAW  # placeholder code for chance rows (their value is in `expected`)
+    remoteness[chance] = NO_REMOTENESS
+    cols: dict[str, np.ndarray] = {"value": value, "remoteness": remoteness, "expected": expected}
+    margin_exp = None
+    if solved.margin is not None:
+        margin = solved.margin.copy()
+        child_margin = np.where(same, 1, -1) * margin[kids].astype(np.float64)
+        margin_exp = np.bincount(src, weights=probs * child_margin, minlength=graph.n)
+        margin[chance] = 0
+        cols["margin"] = margin
+        cols["expected_margin"] = margin_exp
+    # The setups table: one row per outcome of the start's chance node.
+    root = graph.root
+    lo, hi = graph.offsets[root], graph.offsets[root + 1]
+    rows = graph.child[lo:hi]
+    root_probs = graph.probs[lo:hi] if graph.probs is not None else np.ones(hi - lo)
+    root_state = game.decode(int(graph.keys[root]))
+    outcomes = game.chance_outcomes(root_state) if chance[root] else []
+    exact = [p for _, p in outcomes]
+    counts = game.chance_counts(root_state) if chance[root] else None
+    if counts is not None and len(counts) == len(rows):
+        mult = list(counts)
+    else:
+        mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
+    root_player = int(graph.to_move[root])
+    sign = np.where(graph.to_move[rows] == root_player, 1, -1)
+    codes = value[rows]
+    eff = np.where(sign == 1, codes, FLIP[codes])
+    setups = pl.DataFrame({
+        "key": graph.keys[rows],
+        "layout": [game.describe_state(game.decode(int(k))) for k in graph.keys[rows]],
+        "probability": root_probs,
+        "multiplicity": pl.Series(mult, dtype=pl.Int64),
+        "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
+        "remoteness": remoteness[rows],
+        **({"margin": (sign * cols["margin"][rows]).astype(np.int16)} if "margin" in cols else {}),
+    })
+    extra = {"solver": "retrograde+setups", "solution": "deterministic",
+             "setup_player": root_player,
+             "expected_result": float(expected[root]) if chance[root] else None}
+    if margin_exp is not None and chance[root]:
+        extra["expected_margin"] = float(margin_exp[root])
+    return cols, extra, setups
+
+
+def _multiplicities(probs: list[Fraction]) -> list[int]:
+    """Integer weights proportional to exact probabilities (smallest such integers)."""
+    denom = 1
+    for p in probs:
+        denom = denom * Fraction(p).denominator // math.gcd(denom, Fraction(p).denominator)
+    return [int(Fraction(p) * denom) for p in probs]
+
+
+def positions_frame_of(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:
+    """The positions table of a solved whole graph."""
+    return positions_frame(graph.keys, graph.to_move, graph.kind, graph.ply, np.diff(graph.offsets), cols)
+
+
+def edges_frame(graph: Graph) -> pl.DataFrame:
+    """The edges table (row indices of each move) of a whole graph."""
+    data: dict[str, Any] = {
+        "src": pl.Series(graph.parent_of_edge().astype(np.uint32), dtype=pl.UInt32),
+        "dst": pl.Series(graph.child.astype(np.uint32), dtype=pl.UInt32),
+    }
+    if graph.probs is not None:
+        data["prob"] = pl.Series(graph.probs, dtype=pl.Float64)
+    return pl.DataFrame(data)
+
+
+def table_meta(game: Game, graph: Graph, positions: pl.DataFrame, *, symmetry: bool, elapsed: float,
+          timings: dict[str, float], extra: dict[str, Any]) -> dict[str, Any]:
+    counts: dict[str, Any] = {
+        "positions": graph.n,
+        "edges": graph.num_edges,
+        "terminal": int((graph.kind == NodeKind.TERMINAL).sum()),
+        "chance": int((graph.kind == NodeKind.CHANCE).sum()),
+    }
+    if extra.get("solution") == "deterministic":
+        det = graph.kind != NodeKind.CHANCE
+        codes = positions["value"].to_numpy()[det]
+        counts["by_value"] = {name: int((codes == i).sum()) for i, name in enumerate(VALUE_NAMES)}
+    meta = {
+        "game": game.name,
+        "variant": game.variant.as_text(),
+        "variant_id": game.variant.variant_id(),
+        "label": game.variant.label(),
+        "rules_version": game.rules_version,
+        "toolkit_version": solver.__version__,
+        "symmetry": symmetry,
+        "counts": counts,
+        "root_key": int(graph.keys[graph.root]),
+        "root_row": graph.root,
+        "solve_seconds": elapsed,
+        "timings": timings,
+        "graph_bytes": int(graph.nbytes()),
+        "scored": bool(game.scored),
+        "players": game.num_players,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    meta.update(extra)
+    return meta
+
+
+def _bar(desc: str, unit: str) -> Callable[[int, int, int], None]:
+    """A tqdm progress callback for enumeration (positions found so far, by ply)."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc=desc, unit=" " + unit, unit_scale=True, leave=False)
+
+    def update(ply: int, total: int, frontier: int) -> None:
+        bar.set_postfix(ply=ply, frontier=frontier)
+        bar.update(total - bar.n)
+        if frontier == 0:
+            bar.close()
+
+    return update
+
+
+def _vi_bar() -> Callable[[str, int, int, float], None]:
+    """A tqdm progress callback for value iteration (stage, tier, sweeps so far, residual)."""
+    from tqdm import tqdm
+
+    bar = tqdm(desc="value iteration", unit=" sweeps", leave=False)
+
+    def update(stage: str, tier: int, sweeps: int, residual: float) -> None:
+        bar.set_postfix(stage=stage, tier=tier, residual=f"{residual:.1e}")
+        if sweeps > bar.n:
+            bar.update(sweeps - bar.n)
+        else:
+            bar.refresh()
+
+    return update
