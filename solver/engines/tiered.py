@@ -545,19 +545,36 @@ def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
 _POOL_RUN: Run | None = None
 
 
-def _pool_init(run: Run, parent: int) -> None:
+def _pool_init(run: Run) -> None:
+    """Worker set-up: hold the run, leave Ctrl-C to the parent, and die with the forkserver that
+    started this worker (it exits when the solving process does, even on SIGKILL)."""
     global _POOL_RUN
-    from solver.engines.enumerate import _die_with_parent
+    import ctypes
     import signal
 
     _POOL_RUN = run
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(parent)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        pass
 
 
 def _pool_task(info: TierInfo) -> dict[str, Any]:
     assert _POOL_RUN is not None
     return solve_tier_task(_POOL_RUN, info)
+
+
+def _guarded(results):
+    """Results of the pool; a worker that died (killed, out of memory) is one clear error."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield from results
+    except BrokenProcessPool:
+        raise TooBigError("a worker process solving tiers died (out of memory or killed); the finished "
+                          "tiers are kept: run the same command again to resume, with --workers 1 to "
+                          "hold one tier in memory at a time") from None
 
 
 def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
@@ -587,9 +604,11 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 if pool is None:
                     import multiprocessing
 
+                    # forkserver, not fork: the numba kernels start OpenMP threads, after which
+                    # fork() is unsafe
                     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                                               initializer=_pool_init, initargs=(run, os.getpid()))
-                results = pool.map(_pool_task, todo)
+                                               initializer=_pool_init, initargs=(run,))
+                results = _guarded(pool.map(_pool_task, todo))
             else:
                 results = (solve_tier_task(run, info) for info in todo)
             for st in results:
