@@ -350,12 +350,16 @@ def check_tol(tol: float) -> float:
     return t
 
 
-def want_tiered(game: Game, tiered: bool | None) -> bool:
-    """Whether a solve of ``game`` goes tier by tier (see :func:`solve`)."""
-    from solver.engines.tiered import supports_tiers
+def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> bool:
+    """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
+    variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
+    unfinished (it is resumed)."""
+    from solver.engines.tiered import supports_tiers, unfinished
 
     if tiered is None:
-        return supports_tiers(game) and game.known_large() is not None
+        if not supports_tiers(game):
+            return False
+        return game.known_large() is not None or (folder is not None and unfinished(folder) is not None)
     if tiered and not supports_tiers(game):
         why = ("does not name tiers" if not callable(getattr(game, "tier_of", None))
                else "has dice, random setups or secret choices, which the tiered solver does not handle yet")
@@ -440,10 +444,10 @@ def solve(
         Processes solving independent tiers at once (default: up to 2).
     """
     tol = check_tol(tol)
-    use_tiers = want_tiered(game, tiered)
+    folder = _paths(game, out, symmetry)
+    use_tiers = want_tiered(game, tiered, folder)
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
     notes = notes if notes is not None else []
-    folder = _paths(game, out, symmetry)
     path = folder / POSITIONS
     from solver.engines import tiered as _tiered
 

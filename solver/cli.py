@@ -227,11 +227,14 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
 def _max_positions(args: argparse.Namespace, game, tiered: bool | None = None) -> int | None:
     """The position limit: as given (0 = none), else the whole-graph default (none when tiered)."""
     from solver.api import want_tiered
+    from solver.tables import variant_dir
 
     given = getattr(args, "max_positions", None)
     if given is not None:
         return given or None
-    return None if want_tiered(game, tiered) else DEFAULT_MAX_POSITIONS
+    folder = variant_dir(game.name, game.variant.variant_id(), root=args.out,
+                         symmetry=not getattr(args, "no_symmetry", False))
+    return None if want_tiered(game, tiered, folder) else DEFAULT_MAX_POSITIONS
 
 
 def split_moves(text: str) -> list[str]:

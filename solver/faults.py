@@ -6,16 +6,25 @@ from __future__ import annotations
 import os
 
 
+_SEEN: dict[str, int] = {}
+
+
 def fault_point(name: str) -> None:
     """Fault injection for the fault suite (tests/test_faults.py): when the environment variable
     ``PYRAMIDS_FAULT`` is ``<signal>@<name>`` (``KILL``, ``INT``) this process sends itself that
-    signal here; ``ENOSPC@<name>`` raises a disk-full error. Does nothing otherwise."""
+    signal here (``<signal>@<name>#<k>``: the k-th time it is reached); ``ENOSPC@<name>``
+    raises a disk-full error. Does nothing otherwise."""
     spec = os.environ.get("PYRAMIDS_FAULT")
     if not spec or "@" not in spec:
         return
     what, _, where = spec.partition("@")
+    where, _, nth = where.partition("#")  # ``NAME#K``: only at the K-th time this point is reached
     if where != name:
         return
+    if nth:
+        _SEEN[name] = _SEEN.get(name, 0) + 1
+        if _SEEN[name] != int(nth):
+            return
     if what == "ENOSPC":
         raise OSError(28, "No space left on device", name)
     import signal

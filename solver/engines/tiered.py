@@ -698,9 +698,9 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         "solve_id": run.run_id, "files": [t_["file"] for t_ in tiers], "tiers": tiers,
     }
     _atomic_json(run.work / MANIFEST, meta)
-    shutil.rmtree(run.discover, ignore_errors=True)
-    (run.work / "run.json").unlink(missing_ok=True)
     fault_point("rename")
+    # the rename is the commit point: killed before it, the run resumes (everything is found
+    # finished); after it, the leftovers of the work folder are tidied by the next load
     folder = run.folder
     if folder.exists():
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -709,7 +709,14 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(run.work, folder)
+    tidy(folder)
     return folder
+
+
+def tidy(folder: Path) -> None:
+    """Remove what a finished run no longer needs (discovery files, the run marker)."""
+    shutil.rmtree(Path(folder) / "discover", ignore_errors=True)
+    (Path(folder) / "run.json").unlink(missing_ok=True)
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -723,6 +730,8 @@ def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_ver
     file present and of this solve. One-line :class:`TableError` naming the bad tier otherwise."""
     folder = Path(folder)
     meta = _read_json(folder / MANIFEST)
+    if meta is not None and (folder / "run.json").exists():
+        tidy(folder)  # a run killed right after its final rename
     if meta is None:
         raise TableError(f"{folder / MANIFEST} is missing or corrupt; solve again with --force")
     if meta.get("game") != game or meta.get("variant") != variant:
