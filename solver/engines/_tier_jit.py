@@ -284,3 +284,35 @@ def fill_grouped(fill, out, rows, vals):
         r = rows[e]
         out[fill[r]] = vals[e]
         fill[r] += 1
+
+
+@njit(cache=True, nogil=True)
+def merge_sorted(a, pa, b, pb):
+    """The sorted union of two sorted key arrays with no common element, and their payloads
+    (``pa`` of ``a``, ``pb`` of ``b``) in the same order (linear time)."""
+    out = np.empty(len(a) + len(b), dtype=a.dtype)
+    pout = np.empty(len(a) + len(b), dtype=pa.dtype)
+    i = 0
+    j = 0
+    k = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            out[k] = a[i]
+            pout[k] = pa[i]
+            i += 1
+        else:
+            out[k] = b[j]
+            pout[k] = pb[j]
+            j += 1
+        k += 1
+    while i < len(a):
+        out[k] = a[i]
+        pout[k] = pa[i]
+        i += 1
+        k += 1
+    while j < len(b):
+        out[k] = b[j]
+        pout[k] = pb[j]
+        j += 1
+        k += 1
+    return out, pout

@@ -289,9 +289,8 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
                 ) -> tuple[np.ndarray, np.ndarray, set[int]]:
     """The tier's positions (sorted) and plies: the entries closed under the moves inside the
     tier, breadth first from several plies at once. Children in later tiers are spilled."""
-    seen_parts: list[np.ndarray] = []
-    ply_parts: list[np.ndarray] = []
-    seen = np.empty(0, np.uint64)
+    seen = np.empty(0, np.uint64)  # the tier's positions so far, sorted
+    plies = np.empty(0, np.uint16)  # their plies
     buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     buffered = 0
     counter = [0]
@@ -307,10 +306,8 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
         pos = hi
         level = level[~_isin(level, seen)]
-        if len(level):
-            seen_parts.append(level)
-            ply_parts.append(np.full(len(level), d, np.uint16))
-            seen = np.sort(np.concatenate([seen, level]), kind="stable")
+        if len(level):  # both sorted: a linear merge, not a sort per level
+            seen, plies = _jit.merge_sorted(seen, plies, level, np.full(len(level), d, np.uint16))
         inside: list[np.ndarray] = []
         for s in range(0, len(level), CHUNK):
             exp = game.expand(level[s : s + CHUNK], canonical=sym)
@@ -346,10 +343,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         if not len(frontier) and pos < len(entry_keys):
             d = max(d, int(entry_ply[pos]))
     _spill(run, str(t), buffers, counter)
-    keys = np.concatenate(seen_parts) if seen_parts else np.empty(0, np.uint64)
-    plies = np.concatenate(ply_parts) if ply_parts else np.empty(0, np.uint16)
-    order = np.argsort(keys, kind="stable")
-    return keys[order], plies[order], children
+    return seen, plies, children
 
 
 def _check_kinds(game: Game, kind: np.ndarray) -> None:
