@@ -14,7 +14,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import polars as pl
@@ -412,6 +412,8 @@ def solve(
     max_sweeps: int | None = None,
     tiered: bool | None = None,
     workers: int | None = None,
+    check_estimate: bool = True,
+    announce: Callable[[str], None] | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -442,6 +444,11 @@ def solve(
         presets too large for the whole-graph solver. An unfinished tiered solve is resumed.
     workers : int, optional
         Processes solving independent tiers at once (default: up to 2).
+    check_estimate : bool
+        Tiered solves: refuse at once when the size estimate does not fit the machine.
+    announce : callable, optional
+        Receives lines to show at once, before a long solve starts (the tiered size estimate);
+        by default they join ``notes``.
     """
     tol = check_tol(tol)
     folder = _paths(game, out, symmetry)
@@ -472,7 +479,7 @@ def solve(
         t0 = time.perf_counter()
         pipeline.solve_tiered_variant(game, out=out, symmetry=symmetry, force=force,
                                       max_positions=max_positions, workers=workers, progress=progress,
-                                      notes=notes)
+                                      notes=notes, check=check_estimate, announce=announce)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

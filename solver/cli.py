@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="solve the whole graph in memory")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes solving independent tiers at once (default: up to 2)")
+    p.add_argument("--ignore-estimate", action="store_true",
+                   help="tiered: start even when the size estimate does not fit this machine's free "
+                        "memory or disk")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
@@ -288,7 +291,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         raise VariantError(f"--workers {args.workers} must be at least 1")
     sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
-                    max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers)
+                    max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
+                    check_estimate=not args.ignore_estimate,
+                    announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
     if args.json:

@@ -304,3 +304,21 @@ def test_tiered_option_errors_are_one_line(tmp_path):
     ]:
         r = _cli([*args, "--out", str(tmp_path)])
         assert r.returncode == 2 and text in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypatch):
+    from solver.api import make_game, solve
+    from solver.errors import TooBigError
+    from solver.games.override import Override
+
+    game = make_game("override", size=2, line=2, per_size=2)
+    monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
+    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (1_543, 60)})
+    said: list[str] = []
+    solve(game, out=tmp_path, tiered=True, announce=said.append)
+    assert said and said[0].startswith("estimate for override(size=2") and "1,543 positions" in said[0]
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 10 * 2**20)
+    with pytest.raises(TooBigError, match=r"needs about 0\.4 GB of memory .* --ignore-estimate"):
+        solve(game, out=tmp_path / "again", tiered=True)
+    assert not (tmp_path / "again" / "override").exists() or not any((tmp_path / "again" / "override").iterdir())
+    solve(game, out=tmp_path / "again", tiered=True, check_estimate=False)  # the override

@@ -134,6 +134,9 @@ class Game(ABC, Generic[State]):
     largest_preset: ClassVar[str | None] = None
     #: presets known to be beyond the in-memory solver: preset name -> measured reason
     large_presets: ClassVar[Mapping[str, str]] = {}
+    #: measured sizes of presets solved tier by tier: preset name -> (positions, positions of
+    #: the largest tier); the tiered solver's estimate of memory and disk before it starts
+    tier_sizes: ClassVar[Mapping[str, tuple[int, int]]] = {}
 
     def __init__(self, variant: Variant) -> None:
         if variant.game != self.name:
@@ -155,6 +158,16 @@ class Game(ABC, Generic[State]):
     def too_big(self) -> str | None:
         """Why this variant cannot be stored in a table at all (e.g. "its keys need 90 bits"),
         or ``None``. Such variants can still be played and searched. Override in games."""
+        return None
+
+    def preset_name(self) -> str | None:
+        """The name of the preset this variant is, if any."""
+        for name, values in self.presets.items():
+            try:
+                if type(self).from_params(values).variant == self.variant:
+                    return name
+            except Exception:  # a preset that no longer builds is simply not this variant
+                continue
         return None
 
     def known_large(self) -> str | None:

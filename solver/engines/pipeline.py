@@ -74,12 +74,14 @@ def solve_variant(
 
 def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, force: bool,
                          max_positions: int | None, workers: int | None, progress: bool,
-                         notes: list[str]) -> Path:
-    """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder."""
+                         notes: list[str], check: bool = True,
+                         announce: Callable[[str], None] | None = None) -> Path:
+    """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
+    ``check``: refuse at once when the size estimate does not fit the machine."""
     from solver.engines.tiered import solve_tiered
 
     return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
-                        workers=workers, progress=progress, notes=notes)
+                        workers=workers, progress=progress, notes=notes, check=check, announce=announce)
 
 
 def solve_graph(

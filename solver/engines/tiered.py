@@ -617,17 +617,83 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
     return stats
 
 
+# --- the estimate before a run ---------------------------------------------------------------
+
+#: peak bytes per position of the largest tier while it is solved (measured on Override 3x3's
+#: all-placed tier: about 140, with 7.7 moves inside the tier per position), and the fixed cost
+#: of the interpreter and libraries
+PEAK_BYTES_PER_TIER_POSITION = 150
+BASE_BYTES = 400 * 2**20
+#: disk bytes per position: the finished tier files (about 3) plus the discovery files (keys,
+#: plies and spilled children of later tiers) while the run lasts
+DISK_BYTES_PER_POSITION = 20
+
+
+def estimate(game: Game) -> dict[str, int] | None:
+    """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
+    (``Game.tier_sizes``); ``None`` when the variant's size is not known."""
+    name = game.preset_name()
+    sizes = getattr(game, "tier_sizes", {}) or {}
+    if name is None or name not in sizes:
+        return None
+    positions, largest = sizes[name]
+    return {"positions": int(positions), "largest_tier": int(largest),
+            "memory": int(BASE_BYTES + PEAK_BYTES_PER_TIER_POSITION * largest),
+            "disk": int(DISK_BYTES_PER_POSITION * positions)}
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_estimate(game: Game, root: Path, notes: list[str]) -> None:
+    """Say what a tiered solve will take (a note), and refuse at once, in one line, when the
+    estimate does not fit this machine's free memory or the disk under ``root``."""
+    est = estimate(game)
+    if est is None:
+        notes.append(f"no size estimate is known for {game.variant.label()}; the tiered solve finds "
+                     "its tiers as it goes (resumable: a killed run continues where it stopped)")
+        return
+    gb = 2**30
+    notes.append(f"estimate for {game.variant.label()}: {est['positions']:,} positions (largest tier "
+                 f"{est['largest_tier']:,}), peak memory {est['memory'] / gb:.1f} GB, disk "
+                 f"{est['disk'] / gb:.1f} GB")
+    mem = _available_memory()
+    if mem is not None and est["memory"] > mem:
+        raise TooBigError(f"{game.variant.label()} needs about {est['memory'] / gb:.1f} GB of memory "
+                          f"to solve its largest tier ({est['largest_tier']:,} positions); "
+                          f"{mem / gb:.1f} GB is free here; --ignore-estimate tries anyway")
+    root.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(root).free
+    if est["disk"] > free:
+        raise TooBigError(f"{game.variant.label()} needs about {est['disk'] / gb:.1f} GB of disk under "
+                          f"{root}; {free / gb:.1f} GB is free; pick another --out or --ignore-estimate")
+
+
 # --- the whole run ---------------------------------------------------------------------------
 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
                  max_positions: int | None = None, workers: int | None = None, progress: bool = False,
-                 notes: list[str] | None = None) -> Path:
+                 notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None
+                 ) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
     and return that folder. Resumes an unfinished run of the same variant unless ``force``."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
     folder = variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
+    if check:  # before any work: the estimate is said at once (``announce``), and may refuse
+        said: list[str] = []
+        check_estimate(game, folder.parent, said)
+        for line in said:
+            (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(folder)
     run = _start_or_resume(game, folder, symmetry, force, notes)

@@ -148,6 +148,10 @@ class Override(Game[OverrideState]):
         "3x3-2": "more than 40,000,000 positions (measured), past what the in-memory solver holds in 24 GiB",
         "4x4": "more than 40,000,000 positions (measured), past what the in-memory solver holds in 24 GiB",
     }
+    #: measured by the tiered solver: (positions, positions of the largest tier)
+    tier_sizes: ClassVar[dict[str, tuple[int, int]]] = {
+        "3x3": (1_683_045, 854_772),
+    }
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2
