@@ -251,21 +251,27 @@ class Solution:
         return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
 
 
+#: a tiered table's edges are regenerated for reports up to this many moves (8 bytes each)
+EDGES_ON_DEMAND = 200_000_000
+
+
 class TieredSolution(Solution):
     """A solved variant stored tier by tier (:mod:`solver.engines.tiered`).
 
     Lookups (``lookup``, ``moves``, ``root``) read only the rows they need from the tier file of
     each position (a Parquet scan with the key as predicate: row groups whose key range does not
     hold it are skipped), so ``show`` and ``play`` never load the table whole. ``positions``
-    (every tier, sorted by key) is built on first use, for reports; ``edges`` is ``None``
-    (children are regenerated from the rules instead).
+    (every tier, sorted by key) is built on first use, for reports, and so is ``edges``
+    (regenerated from the rules: no edges table is stored).
     """
 
     def __init__(self, game: Game, positions: pl.DataFrame | None, meta: dict[str, Any], path: Path,
                  edges: pl.DataFrame | None = None, setups: pl.DataFrame | None = None) -> None:
-        self.game, self.meta, self.path, self.edges, self.setups = game, meta, path, None, None
+        self.game, self.meta, self.path, self.setups = game, meta, path, None
         self._cols = {}
         self._positions = positions
+        self._edges: pl.DataFrame | None = None
+        self._edges_built = False
         self._files = {int(t["tier"]): Path(path) / t["file"] for t in meta.get("tiers", [])}
 
     @property
@@ -276,6 +282,32 @@ class TieredSolution(Solution):
             frames = [read_tier(self.path, t) for t in self.meta.get("tiers", [])]
             self._positions = pl.concat(frames).sort("key") if frames else pl.DataFrame()
         return self._positions
+
+    @property
+    def edges(self) -> pl.DataFrame | None:  # type: ignore[override]
+        """The edges table, regenerated from the rules on first use (children of every position,
+        looked up in :attr:`positions`) when the variant has at most ``EDGES_ON_DEMAND`` moves;
+        ``None`` beyond (reports then leave out the sections that need every move)."""
+        if not self._edges_built:
+            self._edges_built = True
+            if int(self.meta["counts"]["edges"]) <= EDGES_ON_DEMAND:
+                self._edges = self._regenerate_edges()
+        return self._edges
+
+    def _regenerate_edges(self) -> pl.DataFrame:
+        from solver.core.arrays import lookup_sorted
+
+        keys = self.positions["key"].to_numpy()
+        src_parts, dst_parts = [], []
+        step = 1 << 16
+        for s in range(0, len(keys), step):
+            exp = self.game.expand(keys[s : s + step], canonical=self.symmetry)
+            deg = np.diff(exp.offsets)
+            src_parts.append(np.repeat(np.arange(s, s + len(deg), dtype=np.uint32), deg))
+            dst_parts.append(lookup_sorted(keys, exp.children).astype(np.uint32))
+        empty = np.empty(0, np.uint32)
+        return pl.DataFrame({"src": pl.Series(np.concatenate(src_parts) if src_parts else empty, dtype=pl.UInt32),
+                             "dst": pl.Series(np.concatenate(dst_parts) if dst_parts else empty, dtype=pl.UInt32)})
 
     def row_frame(self, state: Any) -> pl.DataFrame:
         """The one-row table of ``state`` (an error if it is not a reachable position)."""

@@ -30,7 +30,7 @@ from its finished tiers (``force=True`` starts over).
 Running on a cluster: every step is a function of files (a tier's discovery reads its pending
 parts and writes its keys; a tier's solve reads its keys and its child tiers' files and writes its
 tier file), so the tier tasks of one height can be handed to any executor that shares the
-folder (:func:`solve_tier_task` is the unit of work; the local process pool is one such executor).
+folder (:func:`solve_tier_task` is the unit of work; the local thread pool is one such executor).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import os
 import shutil
 import time
 import uuid
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -536,44 +536,10 @@ def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
             "inside_moves": meta.get("inside_moves"), "seconds": 0.0, "resumed": True}
 
 
-_POOL_RUN: Run | None = None
-
-
-def _pool_init(run: Run) -> None:
-    """Worker set-up: hold the run, leave Ctrl-C to the parent, and die with the forkserver that
-    started this worker (it exits when the solving process does, even on SIGKILL)."""
-    global _POOL_RUN
-    import ctypes
-    import signal
-
-    _POOL_RUN = run
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-
-def _pool_task(info: TierInfo) -> dict[str, Any]:
-    assert _POOL_RUN is not None
-    return solve_tier_task(_POOL_RUN, info)
-
-
-def _guarded(results):
-    """Results of the pool; a worker that died (killed, out of memory) is one clear error."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    try:
-        yield from results
-    except BrokenProcessPool:
-        raise TooBigError("a worker process solving tiers died (out of memory or killed); the finished "
-                          "tiers are kept: run the same command again to resume, with --workers 1 to "
-                          "hold one tier in memory at a time") from None
-
-
 def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 progress: Progress | None = None) -> dict[int, dict[str, Any]]:
-    """Phase 2: every tier, children first; tiers of one height in parallel (``workers``)."""
+    """Phase 2: every tier, children first; tiers of one height in parallel (``workers``
+    threads: the expansions and kernels release the GIL for much of their work)."""
     _heights(infos)
     stats: dict[int, dict[str, Any]] = {}
     total = sum(i.positions for i in infos.values())
@@ -595,14 +561,11 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
             if progress is not None:
                 progress("solve", f"height {h}", done_pos, total)
             if workers > 1 and len(todo) > 1:
+                # threads, not processes: the compiled kernels release the GIL, nothing is copied
+                # or pickled, and scripts need no `if __name__ == "__main__"` guard
                 if pool is None:
-                    import multiprocessing
-
-                    # forkserver, not fork: the numba kernels start OpenMP threads, after which
-                    # fork() is unsafe
-                    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"),
-                                               initializer=_pool_init, initargs=(run,))
-                results = _guarded(pool.map(_pool_task, todo))
+                    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tier")
+                results = pool.map(lambda info: solve_tier_task(run, info), todo)
             else:
                 results = (solve_tier_task(run, info) for info in todo)
             for st in results:
