@@ -193,7 +193,8 @@ def _same_as_whole(game, tmp_path: Path, workers: int = 1) -> None:
     from solver.api import load, solve
 
     whole = solve(game, out=tmp_path / "whole", force=True, tiered=False, write_edges=False)
-    tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers)
+    folder = tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers)
+    assert tiered.verify_tiered(game, folder) == []
     tsol = load(game, out=tmp_path / "tiered")
     _same_tables(whole.positions, tsol.positions)
     start = game.initial_state()
@@ -342,3 +343,25 @@ def test_report_of_a_tiered_table_equals_the_whole_graph_report(tmp_path):
     assert len(a) == len(b) and diff
     assert all(x.startswith(provenance) and y.startswith(provenance) for x, y in diff), diff
     assert not any("edges table is missing" in line for line in b)
+
+
+@pytest.mark.parametrize("name,params", [("override", {"size": 2, "line": 2, "per_size": 2}),
+                                         ("blam", {"rows": 3, "cols": 3, "per_size": 1})])
+def test_verifier_proves_tiered_tables_tier_by_tier(name, params, tmp_path):
+    from solver.api import make_game
+
+    game = make_game(name, **params)
+    folder = tiered.solve_tiered(game, out=tmp_path, force=True)
+    assert tiered.verify_tiered(game, folder) == []
+    # a flipped value in one tier file is found, and named by its tier
+    manifest = json.loads((folder / tiered.MANIFEST).read_text())
+    entry = max(manifest["tiers"], key=lambda t: t["positions"])
+    path = folder / entry["file"]
+    df = pl.read_parquet(path)
+    meta = tiered.read_meta(path)
+    i = int(np.flatnonzero(df["value"].to_numpy() == 3)[0])  # a win
+    df = df.with_columns(pl.Series("value", np.where(np.arange(df.height) == i, 0, df["value"].to_numpy()),
+                                   dtype=pl.UInt8))
+    tiered.write_parquet(df, path, meta)
+    problems = tiered.verify_tiered(game, folder)
+    assert problems and any(p.startswith(f"tier {entry['tier']} ") for p in problems)

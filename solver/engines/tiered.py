@@ -792,6 +792,72 @@ def read_tier(folder: Path, entry: dict[str, Any]) -> pl.DataFrame:
     return df
 
 
+def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None) -> list[str]:
+    """Prove a finished tiered table tier by tier: each tier's positions are expanded from the
+    rules and their stored values, remoteness and margins checked against their children's
+    (:mod:`solver.engines.verify`), with the children of other tiers read from their tier
+    files. Returns the problems found (empty: the table is the solution)."""
+    from solver.engines.enumerate import Graph
+    from solver.engines.verify import check_margins, check_values
+
+    folder = Path(folder)
+    meta = read_manifest(folder, game=game.name, variant=game.variant.as_text(),
+                         rules_version=game.rules_version)
+    sym = bool(meta.get("symmetry", True))
+    files = {int(t["tier"]): folder / t["file"] for t in meta["tiers"]}
+    scored = bool(game.scored)
+    cols = ["key", "player", "kind", "value", "remoteness"] + (["margin"] if scored else [])
+    problems: list[str] = []
+    for entry in meta["tiers"]:
+        t = int(entry["tier"])
+        df = pl.read_parquet(files[t], columns=cols)
+        keys = df["key"].to_numpy()
+        n = len(keys)
+        exp = game.expand(keys, canonical=sym)
+        kids = exp.children
+        ct = np.asarray(game.tier_of(kids), dtype=np.int64) if len(kids) else np.empty(0, np.int64)
+        child_row = np.full(len(kids), -1, np.int64)
+        inside = ct == t
+        child_row[inside] = lookup_sorted(keys, kids[inside])
+        extra = [df]
+        base = n
+        for u in np.unique(ct[~inside]).tolist():
+            sel = ct == u
+            other = pl.read_parquet(files[int(u)], columns=cols)
+            okeys = other["key"].to_numpy()
+            need = unique(kids[sel])
+            idx = lookup_sorted(okeys, need)
+            idx = np.minimum(idx, len(okeys) - 1)
+            if not np.array_equal(okeys[idx], need):
+                problems.append(f"tier {t}: a child in tier {u} is missing from its file")
+                continue
+            extra.append(other[idx])
+            child_row[sel] = base + lookup_sorted(need, kids[sel])
+            base += len(need)
+        if (child_row < 0).any() or (inside.any() and not np.array_equal(keys[np.minimum(child_row[inside], n - 1)], kids[inside])):
+            problems.append(f"tier {t}: a move leads to a position the table does not hold")
+            continue
+        allrows = pl.concat(extra)
+        kind = allrows["kind"].to_numpy().astype(np.int8)
+        kind[:n] = exp.kind
+        graph = Graph(keys=allrows["key"].to_numpy(), kind=kind,
+                      to_move=allrows["player"].to_numpy().astype(np.int8), ply=np.zeros(len(kind), np.uint16),
+                      offsets=np.concatenate([exp.offsets, np.full(len(kind) - n, exp.offsets[-1])]),
+                      child=child_row, probs=None,
+                      result=np.concatenate([exp.result, np.zeros(len(kind) - n, np.int8)]),
+                      margin=np.concatenate([exp.margin, np.zeros(len(kind) - n, np.int32)]),
+                      root=0, symmetry=sym)
+        value = allrows["value"].to_numpy().astype(np.int8)
+        rem = allrows["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.int64)
+        found = check_values(graph, value, rem, checked=n)
+        if scored:
+            found += check_margins(graph, allrows["margin"].to_numpy(), checked=n)
+        problems += [f"tier {t} ({entry['name']}): {p}" for p in found]
+        if progress is not None:
+            progress("verify", entry["name"], n, None)
+    return problems
+
+
 class _Bars:
     """tqdm bars: discovery (positions found) and solving (positions solved of the total)."""
 

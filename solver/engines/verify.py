@@ -23,10 +23,14 @@ from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
 from solver.engines.enumerate import Graph
 
 
-def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray) -> list[str]:
-    """Every violated rule, as readable messages (empty when the table is consistent)."""
+def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checked: int | None = None
+                 ) -> list[str]:
+    """Every violated rule, as readable messages (empty when the table is consistent). With
+    ``checked``, only rows below it are checked (the others are solved children given as rows,
+    e.g. positions of other tiers)."""
     problems: list[str] = []
     n = graph.n
+    limit = n if checked is None else checked
     src = graph.parent_of_edge()
     kids = graph.child
     same = graph.to_move[kids] == graph.to_move[src]
@@ -63,7 +67,7 @@ def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray) -> lis
     res = graph.result
     want[terminal] = np.where(res[terminal] == Result.WIN, WIN,
                               np.where(res[terminal] == Result.LOSS, LOSE, TIE))
-    bad = np.flatnonzero(want != value)
+    bad = np.flatnonzero(want[:limit] != value[:limit])
     if len(bad):
         problems.append(f"{len(bad)} positions have the wrong value (first row {bad[0]}: "
                         f"stored {value[bad[0]]}, children say {want[bad[0]]})")
@@ -79,14 +83,14 @@ def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray) -> lis
     want_rem[sel] = lmax[sel]
     sel = inner & (want == TIE)
     want_rem[sel] = tmin[sel]
-    bad = np.flatnonzero((want_rem != rem) & (want == value))
+    bad = np.flatnonzero(((want_rem != rem) & (want == value))[:limit])
     if len(bad):
         problems.append(f"{len(bad)} positions have the wrong remoteness (first row {bad[0]}: "
                         f"stored {rem[bad[0]]}, children say {want_rem[bad[0]]})")
     return problems
 
 
-def check_margins(graph: Graph, margin: np.ndarray) -> list[str]:
+def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None) -> list[str]:
     """Bellman check of optimal margins: a terminal's margin is its outcome's; an inner
     position's margin is the best over its children (kept across a same-player move, negated
     otherwise). On acyclic graphs this determines the margins; with cycles it is necessary
@@ -99,11 +103,12 @@ def check_margins(graph: Graph, margin: np.ndarray) -> list[str]:
     best = np.full(n, np.iinfo(np.int64).min)
     np.maximum.at(best, src, cm)
     terminal = graph.kind == NodeKind.TERMINAL
+    limit = n if checked is None else checked
     problems = []
-    bad = np.flatnonzero(terminal & (margin.astype(np.int64) != graph.margin))
+    bad = np.flatnonzero((terminal & (margin.astype(np.int64) != graph.margin))[:limit])
     if len(bad):
         problems.append(f"{len(bad)} terminal positions have the wrong margin")
-    bad = np.flatnonzero(~terminal & (best != margin.astype(np.int64)))
+    bad = np.flatnonzero((~terminal & (best != margin.astype(np.int64)))[:limit])
     if len(bad):
         problems.append(f"{len(bad)} positions' margins are not their best move's (first row {bad[0]})")
     return problems
