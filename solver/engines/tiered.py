@@ -147,6 +147,9 @@ class Run:
     symmetry: bool
     run_id: str
     stats: dict[str, Any] = field(default_factory=dict)
+    #: threads expanding chunks ahead of the one being folded (``None``: expand in line)
+    pool: ThreadPoolExecutor | None = None
+    workers: int = 1
 
     @property
     def discover(self) -> Path:
@@ -191,6 +194,28 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
 
 
 # --- phase 1: discovery ----------------------------------------------------------------------
+
+def _expansions(run: Run, keys: np.ndarray):
+    """``(start, Expansion)`` of ``keys`` in chunks, in order. With a pool, the next chunks are
+    expanded in threads while one is used (at most ``workers + 1`` chunks held at once)."""
+    from collections import deque
+
+    game, sym = run.game, run.symmetry
+    starts = range(0, len(keys), CHUNK)
+    if run.pool is None or len(keys) <= CHUNK:
+        for s in starts:
+            yield s, game.expand(keys[s : s + CHUNK], canonical=sym)
+        return
+    window: deque = deque()
+    for s in starts:
+        window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
+        if len(window) > run.workers:
+            first, fut = window.popleft()
+            yield first, fut.result()
+    while window:
+        first, fut = window.popleft()
+        yield first, fut.result()
+
 
 def _pending_dir(run: Run, tier: int) -> Path:
     return run.discover / "pending" / str(int(tier))
@@ -309,8 +334,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         if len(level):  # both sorted: a linear merge, not a sort per level
             seen, plies = _jit.merge_sorted(seen, plies, level, np.full(len(level), d, np.uint16))
         inside: list[np.ndarray] = []
-        for s in range(0, len(level), CHUNK):
-            exp = game.expand(level[s : s + CHUNK], canonical=sym)
+        for s, exp in _expansions(run, level):
             _check_kinds(game, exp.kind)
             kids = exp.children
             if not len(kids):
@@ -397,7 +421,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier (its children's tier files must exist) and write its tier file. Returns
     its statistics. The unit of work of the local pool (and of any cluster executor)."""
     t0 = time.perf_counter()
-    game, t, sym, scored = run.game, info.tier, run.symmetry, bool(run.game.scored)
+    game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
     ply = np.load(run.discover / f"ply-{t}.npy")
     n = len(keys)
@@ -417,8 +441,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     ext_m: list[np.ndarray] = []
     children = {u: _load_child(run, u, scored) for u in info.children}
     moves = 0
-    for s in range(0, n, CHUNK):
-        exp = game.expand(keys[s : s + CHUNK], canonical=sym)
+    for s, exp in _expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
@@ -663,11 +686,16 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
     bar = _Bars() if progress else None
     t0 = time.perf_counter()
+    run.workers = workers
+    run.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="expand") if workers > 1 else None
     try:
         infos = discover(run, max_positions=max_positions, progress=bar)
         t_disc = time.perf_counter() - t0
         stats = solve_tiers(run, infos, workers=workers, progress=bar)
     finally:
+        if run.pool is not None:
+            run.pool.shutdown(wait=True, cancel_futures=True)
+            run.pool = None
         if bar is not None:
             bar.close()
     t_solve = time.perf_counter() - t0 - t_disc
