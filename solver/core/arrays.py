@@ -84,24 +84,42 @@ def _lookup_kernel(sorted_keys, starts, shift, needles, out):
         out[i] = lo
 
 
+class SortedLookup:
+    """``np.searchsorted(sorted_keys, needles)`` (left side) for ``uint64`` keys, fast on large
+    random needles: a bucket index over the top bits of the keys (built once, about 16 keys per
+    bucket, so 0.5 bytes per key) narrows every binary search. Build it once per array and call
+    it for many batches of needles."""
+
+    def __init__(self, sorted_keys: np.ndarray) -> None:
+        self.keys = np.ascontiguousarray(sorted_keys, dtype=np.uint64)
+        n = len(self.keys)
+        self.starts = None
+        if n == 0:
+            return
+        top = int(self.keys[-1])
+        bits = max(1, int(n).bit_length() - 4)  # about 16 keys per bucket (at most 2**bits buckets)
+        self.shift = max(0, top.bit_length() - bits)
+        nb = (top >> self.shift) + 1
+        bounds = np.arange(nb + 1, dtype=np.uint64) << np.uint64(self.shift)
+        self.starts = np.searchsorted(self.keys, bounds).astype(np.int64)
+
+    def __call__(self, needles: np.ndarray) -> np.ndarray:
+        needles = np.ascontiguousarray(needles, dtype=np.uint64)
+        out = np.empty(len(needles), dtype=np.int64)
+        if self.starts is None or len(needles) < 4096:
+            out[:] = np.searchsorted(self.keys, needles)
+            return out
+        _lookup_kernel(self.keys, self.starts, np.uint64(self.shift), needles, out)
+        return out
+
+
 def lookup_sorted(sorted_keys: np.ndarray, needles: np.ndarray) -> np.ndarray:
     """``np.searchsorted(sorted_keys, needles)`` (left side) for ``uint64`` keys, fast on large
-    random needles: a bucket index over the top bits of the keys narrows every binary search."""
-    sorted_keys = np.ascontiguousarray(sorted_keys, dtype=np.uint64)
-    needles = np.ascontiguousarray(needles, dtype=np.uint64)
-    out = np.empty(len(needles), dtype=np.int64)
-    n = len(sorted_keys)
-    if n == 0 or len(needles) < 100_000:
-        out[:] = np.searchsorted(sorted_keys, needles)
-        return out
-    top = int(sorted_keys[-1])
-    bits = max(1, int(n).bit_length() - 1)  # about one key per bucket (at most 2**bits buckets)
-    shift = max(0, top.bit_length() - bits)
-    nb = (top >> shift) + 1
-    bounds = np.arange(nb + 1, dtype=np.uint64) << np.uint64(shift)
-    starts = np.searchsorted(sorted_keys, bounds).astype(np.int64)
-    _lookup_kernel(sorted_keys, starts, np.uint64(shift), needles, out)
-    return out
+    random needles (see :class:`SortedLookup`; build one to look up many batches)."""
+    if len(needles) < 100_000 or len(sorted_keys) == 0:
+        return np.searchsorted(np.ascontiguousarray(sorted_keys, dtype=np.uint64),
+                               np.ascontiguousarray(needles, dtype=np.uint64)).astype(np.int64)
+    return SortedLookup(sorted_keys)(needles)
 
 
 @_njit(cache=True, nogil=True)

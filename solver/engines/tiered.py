@@ -50,7 +50,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import lookup_sorted, unique
+from solver.core.arrays import SortedLookup, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.values import NO_REMOTENESS, VALUE_NAMES
 from solver.engines import _tier_jit as _jit
@@ -402,6 +402,10 @@ class _ChildTier:
     value: np.ndarray
     remoteness: np.ndarray
     margin: np.ndarray | None
+    index: SortedLookup | None = None
+
+    def __post_init__(self) -> None:
+        self.index = SortedLookup(self.keys)
 
 
 def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
@@ -440,6 +444,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     ext_src: list[np.ndarray] = []
     ext_m: list[np.ndarray] = []
     children = {u: _load_child(run, u, scored) for u in info.children}
+    index = SortedLookup(keys)  # built once: lookups of every chunk's children inside the tier
     moves = 0
     for s, exp in _expansions(run, keys):
         m = len(exp.kind)
@@ -457,7 +462,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         ct = np.asarray(game.tier_of(kids), dtype=np.int64)
         inside = ct == t
         if inside.any():
-            rows = lookup_sorted(keys, kids[inside])
+            rows = index(kids[inside])
             _check_found(keys, rows, kids[inside], t, t)
             int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
             int_dst.append(rows.astype(np.int32))
@@ -468,7 +473,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
                 raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
                                  "solve again with --force")
             ck = kids[sel]
-            idx = lookup_sorted(child.keys, ck)
+            idx = child.index(ck)
             _check_found(child.keys, idx, ck, t, int(u))
             psrc = src[sel]
             same = child.player[idx] == to_move[psrc]
