@@ -274,7 +274,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                 sets = " ".join(f"--set {k}={v}" for k, v in values.items())
                 print(f"    --preset {pname:<8} = {sets}")
                 if pname in cls.large_presets:
-                    print(f"      (too large for the in-memory solver here: {cls.large_presets[pname]})")
+                    tiers = callable(getattr(cls, "tier_of", None))
+                    how = "; solved tier by tier, out of core" if tiers else ""
+                    print(f"      (too large for the whole-graph solver here: {cls.large_presets[pname]}{how})")
         print()
     return 0
 
