@@ -1,9 +1,9 @@
 """Compiled (numba) kernels of the tiered solver (:mod:`solver.engines.tiered`).
 
 A tier is solved from its own positions plus the finished values of the tiers its moves reach.
-The moves that stay inside the tier are kept as a reverse CSR (``roff``/``rparent``/``rsame``:
-for each row the rows of its parents inside the tier and whether the parent's mover is the
-child's); the moves that leave it are folded, while the tier is expanded, into a few numbers per
+The moves that stay inside the tier are kept as a reverse CSR (``roff``/``rparent``: for each
+row the rows of its parents inside the tier, stored as ``p`` when the parent's mover is the
+child's and as ``~p`` (negative) when it is the other player, so one int32 per move); the moves that leave it are folded, while the tier is expanded, into a few numbers per
 row (see :func:`fold_external`). The passes are those of :mod:`solver.engines._retro_jit` with
 these extra, already-solved children: win/lose by counters, then ties, then draws for the rest.
 
@@ -94,7 +94,7 @@ def fold_external(src, child_value, child_rem, same, ext_win_min, ext_lose_cnt, 
 
 
 @njit(cache=True, nogil=True)
-def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min,
+def tier_values(outdeg, roff, rparent, ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min,
                 terminal_result, no_remoteness):
     """Values and remoteness of a tier's rows (see the module docstring).
 
@@ -135,9 +135,12 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
         remoteness[c] = r
         for k in range(roff[c], roff[c + 1]):
             p = rparent[k]
+            same = p >= 0
+            if not same:
+                p = ~p
             if value[p] != _UNDECIDED:
                 continue
-            eff = v if rsame[k] else _WIN + _LOSE - v
+            eff = v if same else _WIN + _LOSE - v
             if eff == _WIN:
                 if r + 1 < queued[p]:
                     tent[p] = _WIN
@@ -170,6 +173,8 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
         remoteness[c] = r
         for k in range(roff[c], roff[c + 1]):
             p = rparent[k]
+            if p < 0:
+                p = ~p
             if value[p] == _UNDECIDED and r + 1 < queued[p]:
                 queued[p] = r + 1
                 size = _push(heap, size, (r + 1) << _ROW_BITS | p)
@@ -181,7 +186,7 @@ def tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt, ext_los
 
 
 @njit(cache=True, nogil=True)
-def tier_force_at_least(outdeg, roff, rparent, rsame, ext_off, ext_margin, terminal, tmargin, t):
+def tier_force_at_least(outdeg, roff, rparent, ext_off, ext_margin, terminal, tmargin, t):
     """``bool[n]``: the side to move can force a final margin ``>= t`` (endless play = 0).
 
     As :func:`solver.engines._retro_jit.can_force_at_least`, with the children outside the tier
@@ -232,7 +237,10 @@ def tier_force_at_least(outdeg, roff, rparent, rsame, ext_off, ext_margin, termi
         is_win = win[role, c]
         for k in range(roff[c], roff[c + 1]):
             p = rparent[k]
-            prole = role if rsame[k] else 1 - role
+            prole = role
+            if p < 0:
+                p = ~p
+                prole = 1 - role
             if win[prole, p] or lose[prole, p]:
                 continue
             good = is_win if prole == role else not is_win
@@ -260,11 +268,11 @@ def count_into(counts, rows):
 
 
 @njit(cache=True, nogil=True)
-def fill_reverse(fill, rparent, rsame, first, per_row, dst, to_move):
+def fill_reverse(fill, rparent, first, per_row, dst, to_move):
     """Put a chunk's moves inside the tier into the reverse lists. The chunk's rows are
     ``first, first + 1, ...``; row ``first + i`` has ``per_row[i]`` such moves, whose children
     are the next entries of ``dst``. ``rparent[fill[c]] = parent`` (``fill`` starts as the list
-    offsets and advances), ``rsame`` = the parent's mover is the child's."""
+    offsets and advances), negated (``~parent``) when the parent's mover is not the child's."""
     e = 0
     for i in range(len(per_row)):
         p = first + i
@@ -272,8 +280,7 @@ def fill_reverse(fill, rparent, rsame, first, per_row, dst, to_move):
             c = dst[e]
             e += 1
             k = fill[c]
-            rparent[k] = p
-            rsame[k] = to_move[p] == to_move[c]
+            rparent[k] = p if to_move[p] == to_move[c] else ~p
             fill[c] = k + 1
 
 

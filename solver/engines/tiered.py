@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -173,6 +174,8 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
              "symmetry": symmetry}
     if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
         run = Run(game, folder, work, symmetry, state["run_id"])
+        for scratch in work.glob("scratch-*.bin"):  # of a killed run
+            scratch.unlink(missing_ok=True)
         done = len(list(run.tiers_dir.glob("tier-*.parquet"))) if run.tiers_dir.is_dir() else 0
         found = len(list(run.discover.glob("tier-*.json"))) if run.discover.is_dir() else 0
         notes.append(f"resuming the tiered solve in {work}: {found} tiers discovered, {done} solved "
@@ -440,66 +443,82 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     ext_lose_max = np.zeros(n, np.uint16)
     ext_tie_min = np.full(n, no_rem, np.uint16)
     int_src: list[tuple[int, np.ndarray]] = []  # per chunk: first row, moves inside per row
-    int_dst: list[np.ndarray] = []
+    # per chunk, the rows the moves inside the tier lead to, spilled to a scratch file (read back
+    # once, chunk by chunk, to fill the reverse lists: they never sit in memory beside them)
+    scratch_path = run.work / f"scratch-{t}-{os.getpid()}-{threading.get_ident()}.bin"
+    scratch = open(scratch_path, "wb")
+    int_dst: list[int] = []  # per chunk: how many entries
     ext_src: list[np.ndarray] = []
     ext_m: list[np.ndarray] = []
     children = {u: _load_child(run, u, scored) for u in info.children}
     index = SortedLookup(keys)  # built once: lookups of every chunk's children inside the tier
+    counts = np.zeros(n, np.int32)  # moves inside the tier into each row
     moves = 0
-    for s, exp in _expansions(run, keys):
-        m = len(exp.kind)
-        kind[s : s + m] = exp.kind
-        to_move[s : s + m] = exp.to_move
-        result[s : s + m] = exp.result
-        tmargin[s : s + m] = exp.margin
-        deg = np.diff(exp.offsets)
-        outdeg[s : s + m] = deg
-        moves += int(deg.sum())
-        kids = exp.children
-        if not len(kids):
-            continue
-        src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct = np.asarray(game.tier_of(kids), dtype=np.int64)
-        inside = ct == t
-        if inside.any():
-            rows = index(kids[inside])
-            _check_found(keys, rows, kids[inside], t, t)
-            int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
-            int_dst.append(rows.astype(np.int32))
-        for u in np.unique(ct[~inside]).tolist():
-            sel = ct == u
-            child = children.get(int(u))
-            if child is None:
-                raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                                 "solve again with --force")
-            ck = kids[sel]
-            idx = child.index(ck)
-            _check_found(child.keys, idx, ck, t, int(u))
-            psrc = src[sel]
-            same = child.player[idx] == to_move[psrc]
-            _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
-                               ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
-            if scored:
-                cm = child.margin[idx].astype(np.int32)
-                ext_src.append(psrc.astype(np.int32))
-                ext_m.append(np.where(same, cm, -cm).astype(np.int32))
+    try:
+        for s, exp in _expansions(run, keys):
+            m = len(exp.kind)
+            kind[s : s + m] = exp.kind
+            to_move[s : s + m] = exp.to_move
+            result[s : s + m] = exp.result
+            tmargin[s : s + m] = exp.margin
+            deg = np.diff(exp.offsets)
+            outdeg[s : s + m] = deg
+            moves += int(deg.sum())
+            kids = exp.children
+            if not len(kids):
+                continue
+            src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
+            ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+            inside = ct == t
+            if inside.any():
+                rows = index(kids[inside])
+                _check_found(keys, rows, kids[inside], t, t)
+                int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
+                rows32 = rows.astype(np.int32)
+                rows32.tofile(scratch)
+                int_dst.append(len(rows32))
+                _jit.count_into(counts, rows32)
+            for u in np.unique(ct[~inside]).tolist():
+                sel = ct == u
+                child = children.get(int(u))
+                if child is None:
+                    raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                                     "solve again with --force")
+                ck = kids[sel]
+                idx = child.index(ck)
+                _check_found(child.keys, idx, ck, t, int(u))
+                psrc = src[sel]
+                same = child.player[idx] == to_move[psrc]
+                _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
+                                   ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
+                if scored:
+                    cm = child.margin[idx].astype(np.int32)
+                    ext_src.append(psrc.astype(np.int32))
+                    ext_m.append(np.where(same, cm, -cm).astype(np.int32))
+    except BaseException:
+        scratch.close()
+        scratch_path.unlink(missing_ok=True)
+        raise
     del children
     t_expand = time.perf_counter() - t0
-    # the moves inside the tier as reverse lists (parents of each row), built chunk by chunk
-    counts = np.zeros(n, np.int32)
-    for d in int_dst:
-        _jit.count_into(counts, d)
+    # the moves inside the tier as reverse lists (parents of each row), filled chunk by chunk
+    # from the scratch file
+    scratch.close()
     roff = _offsets(counts)
     rparent = np.empty(int(roff[-1]), np.int32)
-    rsame = np.empty(int(roff[-1]), np.bool_)
     fill = roff[:-1].copy()
-    while int_dst:
-        first, per_row = int_src.pop(0)
-        _jit.fill_reverse(fill, rparent, rsame, first, per_row, int_dst.pop(0), to_move)
+    try:
+        with open(scratch_path, "rb") as fh:
+            while int_dst:
+                first, per_row = int_src.pop(0)
+                dst = np.fromfile(fh, dtype=np.int32, count=int_dst.pop(0))
+                _jit.fill_reverse(fill, rparent, first, per_row, dst, to_move)
+    finally:
+        scratch_path.unlink(missing_ok=True)
     del fill
     terminal = kind == NodeKind.TERMINAL
     terminal_result = np.where(terminal, result + 1, -1).astype(np.int8)
-    value, remoteness = _jit.tier_values(outdeg, roff, rparent, rsame, ext_win_min, ext_lose_cnt,
+    value, remoteness = _jit.tier_values(outdeg, roff, rparent, ext_win_min, ext_lose_cnt,
                                          ext_lose_max, ext_tie_min, terminal_result, no_rem)
     del ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min, terminal_result
     cols: dict[str, Any] = {"value": value.astype(np.uint8), "remoteness": remoteness}
@@ -518,7 +537,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
                                             -em.astype(np.int64), [0]]))
         best = np.full(n, candidates[0], dtype=np.int64)
         for c in candidates[1:]:
-            ok = _jit.tier_force_at_least(outdeg, roff, rparent, rsame, eoff, em, terminal, tm, int(c))
+            ok = _jit.tier_force_at_least(outdeg, roff, rparent, eoff, em, terminal, tm, int(c))
             best = np.where(ok, c, best)
         cols["margin"] = best.astype(np.int16)
     del counts
