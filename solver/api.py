@@ -417,8 +417,11 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
                           f"{hint} (full-size balance estimates by self-play are not available yet)")
     large = game.known_large()
     if large is not None and max_positions is not None and max_positions > 0 and not tiered:
-        raise TooBigError(f"{game.variant.label()} is beyond exact solving here: it has {large}{hint}; "
-                          "--max-positions 0 tries it anyway")
+        from solver.engines.tiered import supports_tiers
+
+        tiers = "; --tiered solves it tier by tier, out of core" if supports_tiers(game) else ""
+        raise TooBigError(f"{game.variant.label()} is beyond the whole-graph solver here: it has {large}{hint}; "
+                          f"--max-positions 0 tries it anyway{tiers}")
 
 
 def _reusable(meta: dict[str, Any], tol: float) -> str | None:

@@ -100,10 +100,15 @@ def test_full_size_defaults_are_one_line(capsys, tmp_path, game, command):
     assert not list(tmp_path.rglob("*.parquet"))
 
 
-def test_known_large_preset_is_refused_at_once(capsys, tmp_path):
+def test_known_large_preset_is_refused_at_once_by_the_whole_graph_solver(capsys, tmp_path):
+    """Override 4x4 goes tier by tier by default (tests/test_tiered.py); asked of the whole-graph
+    solver, it is refused at once, naming both ways out."""
     t0 = time.perf_counter()
-    code, _, err = run(capsys, "solve", "override", "--preset", "4x4", "--out", str(tmp_path))
-    assert code == 2 and "40,000,000" in one_line(err) and "--max-positions 0" in err
+    code, _, err = run(capsys, "solve", "override", "--preset", "4x4", "--no-tiered", "--out", str(tmp_path))
+    from solver.games.override import Override
+
+    assert code == 2 and Override.large_presets["4x4"] in one_line(err)
+    assert "--max-positions 0" in err and "--tiered" in err
     assert time.perf_counter() - t0 < 5
 
 
