@@ -29,6 +29,11 @@ strategy_1/_2  list[f64]  secret-choice games, at simultaneous rows: each player
 ``edges.parquet``: ``src`` uint32, ``dst`` uint32 (rows of positions, in the order of the legal
 moves), ``prob`` float64 for chance games.
 
+A variant solved tier by tier (:mod:`solver.engines.tiered`) has instead ``tiers.json`` (the same
+metadata, plus ``layout: "tiered"`` and the list of tiers with their size, children and time)
+and ``tiers/tier-<id>.parquet``: one file per tier with the columns of ``positions.parquet``,
+rows sorted by key; no edges file (children are regenerated from the rules).
+
 A variant's files appear together or not at all: :func:`write_variant` writes them into a
 temporary sibling folder (``.<variant-id>.tmp-<pid>-...``) and renames that folder into place,
 so a solve killed at any moment leaves either the old complete folder or none. Every file of one
