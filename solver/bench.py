@@ -183,11 +183,11 @@ def _print_row(r: dict, header: bool) -> None:
 
 def _print_tiered_row(r: dict, header: bool) -> None:
     if header:
-        print(f"{'case (tiered)':<18}{'positions':>12}{'moves':>12}{'tiers':>7}{'largest':>8}"
+        print(f"{'case (tiered)':<18}{'positions':>12}{'moves':>15}{'tiers':>7}{'largest':>8}"
               f"{'disc s':>9}{'solve s':>9}{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}"
               f"{'disk B/pos':>11}")
     n = max(r["positions"], 1)
-    print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>12,}{int(r['tiers']):>7}"
+    print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>15,}{int(r['tiers']):>7}"
           f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
           f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{r['file_bytes'] / n:>11.2f}", flush=True)
