@@ -419,9 +419,12 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
     if large is not None and max_positions is not None and max_positions > 0 and not tiered:
         from solver.engines.tiered import supports_tiers
 
-        tiers = "; --tiered solves it tier by tier, out of core" if supports_tiers(game) else ""
-        raise TooBigError(f"{game.variant.label()} is beyond the whole-graph solver here: it has {large}{hint}; "
-                          f"--max-positions 0 tries it anyway{tiers}")
+        if supports_tiers(game):
+            raise TooBigError(f"{game.variant.label()} is beyond the whole-graph solver here: it has "
+                              f"{large}{hint}; --max-positions 0 tries it anyway; --tiered solves it "
+                              "tier by tier, out of core")
+        raise TooBigError(f"{game.variant.label()} is beyond exact solving here: it has {large}{hint}; "
+                          "--max-positions 0 tries it anyway")
 
 
 def _reusable(meta: dict[str, Any], tol: float) -> str | None:
@@ -478,7 +481,7 @@ def solve(
         never, ``None`` (default) when the game names tiers and the variant is one of its
         presets too large for the whole-graph solver. An unfinished tiered solve is resumed.
     workers : int, optional
-        Processes solving independent tiers at once (default: up to 2).
+        Threads solving independent tiers (and expanding positions) at once (default: up to 2).
     check_estimate : bool
         Tiered solves: refuse at once when the size estimate does not fit the machine.
     announce : callable, optional

@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the tiered (out-of-core) solver instead (default cases: "
                              + ", ".join(f"{g}:{p}" for g, p in DEFAULT_TIERED_CASES) + ")")
     parser.add_argument("--workers", type=int, default=1,
-                        help="tiered: processes solving tiers at once (default 1, so that peak memory "
-                             "is one process's)")
+                        help="tiered: threads solving tiers at once (default 1, so that one tier is in "
+                             "memory at a time)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 

@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     tier.add_argument("--no-tiered", dest="tiered", action="store_false",
                       help="solve the whole graph in memory")
     p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="processes solving independent tiers at once (default: up to 2)")
+                   help="threads solving independent tiers (and expanding positions) at once "
+                        "(default: up to 2)")
     p.add_argument("--ignore-estimate", action="store_true",
                    help="tiered: start even when the size estimate does not fit this machine's free "
                         "memory or disk")

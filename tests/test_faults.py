@@ -151,12 +151,12 @@ def test_certificate_does_not_scale_with_the_tolerance():
 # --- 3. output folders ----------------------------------------------------------------------
 
 def test_out_naming_a_file_is_refused_before_solving(capsys, tmp_path, monkeypatch):
-    import solver.api as api
+    import solver.engines.pipeline as pipeline
 
     def never(*a, **k):
         raise AssertionError("enumeration started although the output folder is bad")
 
-    monkeypatch.setattr(api, "enumerate_positions", never)
+    monkeypatch.setattr(pipeline, "enumerate_positions", never)
     f = tmp_path / "a-file"
     f.write_text("x")
     for opt, cmd in (("--out", "solve"), ("--out", "show"), ("--reports", "report")):
@@ -168,9 +168,9 @@ def test_out_naming_a_file_is_refused_before_solving(capsys, tmp_path, monkeypat
 
 def test_unwritable_out_is_refused_before_solving(capsys, tmp_path, monkeypatch):
     """Root ignores file modes, so the unwritable folder is a read-only system folder."""
-    import solver.api as api
+    import solver.engines.pipeline as pipeline
 
-    monkeypatch.setattr(api, "enumerate_positions", lambda *a, **k: pytest.fail("solved anyway"))
+    monkeypatch.setattr(pipeline, "enumerate_positions", lambda *a, **k: pytest.fail("solved anyway"))
     target = "/proc/pyramids-cannot-write-here"
     code, _, err = run(capsys, "solve", "override", *SMALL, "--out", target)
     assert code == 2 and "cannot write" in one_line(err)
