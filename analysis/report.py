@@ -522,12 +522,26 @@ def _join_names(names: list[str], most: int = 4) -> str:
     return shown + (f" (+{len(names) - most} more)" if len(names) > most else "")
 
 
+def _no_edges(t: _Tables) -> tuple[str, str]:
+    """Why the moves are not available, and the fix (tiered tables regenerate them from the
+    rules only up to a size)."""
+    if t.meta.get("layout") == "tiered":
+        from solver.api import EDGES_ON_DEMAND
+
+        moves = int((t.meta.get("counts") or {}).get("edges", 0))
+        return (f"This table is stored tier by tier and has {moves:,} moves, more than the "
+                f"{EDGES_ON_DEMAND:,} regenerated for a report",
+                "`pyramids show` lists the moves of any position with their values")
+    return "The edges table is missing", "solve the variant with edges (the default) to get this section"
+
+
 def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
     if t.kind == "setups":
         return _setups_list_section(doc, t)
     if t.edges is None:
-        sec = Section("Opening moves", "The edges table is missing, so the opening moves are not listed.")
-        sec.note("solve the variant with edges (the default) to get this section")
+        why, fix = _no_edges(t)
+        sec = Section("Opening moves", f"{why}, so the opening moves are not listed.")
+        sec.note(fix)
         return sec
     table = M.opening_moves(t.positions, t.edges, t.root)
     keys = t.positions["key"].to_numpy()
@@ -751,7 +765,9 @@ def _ply_section(doc: Document, t: _Tables) -> Section:
 def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
     """Random / perfect matchups, or the reason they are skipped."""
     if t.edges is None:
-        return "the edges table is missing (solve with edges to get random-play figures)"
+        why, fix = _no_edges(t)
+        return f"{why[0].lower() + why[1:]} ({fix})" if t.meta.get("layout") == "tiered" else \
+            "the edges table is missing (solve with edges to get random-play figures)"
     if t.players != 2:
         return f"random-play figures need two-player tables; this variant has {t.players} players"
     out: dict[str, M.PlayStats] = {}
@@ -772,8 +788,9 @@ def _matchup_label(key: str) -> str:
 
 def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] | str) -> Section:
     if t.edges is None:
-        sec = Section("Decision difficulty", "The edges table is missing, so moves cannot be compared.")
-        sec.note("solve the variant with edges to get this section")
+        why, fix = _no_edges(t)
+        sec = Section("Decision difficulty", f"{why}, so moves cannot be compared.")
+        sec.note(fix)
         return sec
     d = M.decision_difficulty(t.positions, t.edges)
     if t.kind == "stochastic":
@@ -930,7 +947,7 @@ def _structure_section(doc: Document, t: _Tables) -> Section:
                  f"with a move back to itself) of the stored position graph, found with {s.cycle_method}"
                  f"{'; with symmetry a cycle may pass through symmetric images of a position' if t.meta.get('symmetry', True) else ''}.")
     else:
-        sec.note("cycles need the edges table, which is missing.")
+        sec.note("cycles need every move: " + _no_edges(t)[0][0].lower() + _no_edges(t)[0][1:] + ".")
     return sec
 
 
