@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solver.core.game import Expansion, Game, NodeKind
+from solver.core.game import Game, NodeKind
 from solver.core.variant import Param
 from solver.engines import tiered
 from solver.errors import TableError
