@@ -295,16 +295,17 @@ class TieredSolution(Solution):
         return self._edges
 
     def _regenerate_edges(self) -> pl.DataFrame:
-        from solver.core.arrays import lookup_sorted
+        from solver.core.arrays import SortedLookup
 
         keys = self.positions["key"].to_numpy()
+        index = SortedLookup(keys)  # built once for every chunk's children
         src_parts, dst_parts = [], []
         step = 1 << 16
         for s in range(0, len(keys), step):
             exp = self.game.expand(keys[s : s + step], canonical=self.symmetry)
             deg = np.diff(exp.offsets)
             src_parts.append(np.repeat(np.arange(s, s + len(deg), dtype=np.uint32), deg))
-            dst_parts.append(lookup_sorted(keys, exp.children).astype(np.uint32))
+            dst_parts.append(index(exp.children).astype(np.uint32))
         empty = np.empty(0, np.uint32)
         return pl.DataFrame({"src": pl.Series(np.concatenate(src_parts) if src_parts else empty, dtype=pl.UInt32),
                              "dst": pl.Series(np.concatenate(dst_parts) if dst_parts else empty, dtype=pl.UInt32)})

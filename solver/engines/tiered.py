@@ -42,7 +42,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -51,7 +51,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import SortedLookup, lookup_sorted, unique
+from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.values import NO_REMOTENESS, VALUE_NAMES
 from solver.engines import _tier_jit as _jit
@@ -147,7 +147,6 @@ class Run:
     work: Path
     symmetry: bool
     run_id: str
-    stats: dict[str, Any] = field(default_factory=dict)
     #: threads expanding chunks ahead of the one being folded (``None``: expand in line)
     pool: ThreadPoolExecutor | None = None
     workers: int = 1
@@ -166,6 +165,11 @@ class Run:
                 "symmetry": self.symmetry, "run_id": self.run_id}
 
 
+def _work_counts(work: Path) -> tuple[int, int]:
+    """Tiers discovered and tiers solved so far in a work folder."""
+    return len(list(work.glob("discover/tier-*.json"))), len(list(work.glob(f"{TIER_DIR}/tier-*.parquet")))
+
+
 def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
                      notes: list[str]) -> Run:
     work = work_dir(folder)
@@ -176,8 +180,7 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
         run = Run(game, folder, work, symmetry, state["run_id"])
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
             scratch.unlink(missing_ok=True)
-        done = len(list(run.tiers_dir.glob("tier-*.parquet"))) if run.tiers_dir.is_dir() else 0
-        found = len(list(run.discover.glob("tier-*.json"))) if run.discover.is_dir() else 0
+        found, done = _work_counts(work)
         notes.append(f"resuming the tiered solve in {work}: {found} tiers discovered, {done} solved "
                      "(--force starts over)")
         return run
@@ -255,8 +258,9 @@ def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
     d = _pending_dir(run, tier)
-    keys = [np.load(f) for f in sorted(d.glob("*-keys.npy"))]
-    plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in sorted(d.glob("*-keys.npy"))]
+    parts = sorted(d.glob("*-keys.npy"))
+    keys = [np.load(f) for f in parts]
+    plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in parts]
     if not keys:
         return np.empty(0, np.uint64), np.empty(0, np.uint16)
     return _dedupe_min(np.concatenate(keys), np.concatenate(plies))
@@ -333,7 +337,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         hi = int(np.searchsorted(entry_ply, d, side="right"))
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
         pos = hi
-        level = level[~_isin(level, seen)]
+        level = level[~isin_sorted(level, seen)]
         if len(level):  # both sorted: a linear merge, not a sort per level
             seen, plies = _jit.merge_sorted(seen, plies, level, np.full(len(level), d, np.uint16))
         inside: list[np.ndarray] = []
@@ -351,7 +355,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             inside.append(unique(kids[mask]))
             out_k, out_t = kids[~mask], ct[~mask]
             if len(out_k):
-                for u in np.unique(out_t).tolist():
+                for u in unique(out_t).tolist():
                     if u in done:
                         raise RuntimeError(f"{game.name}.tier_of: tier {t} reaches tier {u}, which was "
                                            "discovered before it; tier ids must never decrease along a move")
@@ -363,7 +367,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
                 _spill(run, str(t), buffers, counter)
                 buffered = 0
         frontier = unique(np.concatenate(inside)) if inside else np.empty(0, np.uint64)
-        frontier = frontier[~_isin(frontier, seen)]
+        frontier = frontier[~isin_sorted(frontier, seen)]
         if progress is not None:
             progress("discover", name, total + len(seen), None)
         d += 1
@@ -379,14 +383,6 @@ def _check_kinds(game: Game, kind: np.ndarray) -> None:
         what = "dice or random setups" if (kind == NodeKind.CHANCE).any() else "secret simultaneous choices"
         raise TooBigError(f"{game.variant.label()} has {what}; the tiered solver handles games without "
                           "them so far: solve it without --tiered")
-
-
-def _isin(values: np.ndarray, sorted_ref: np.ndarray) -> np.ndarray:
-    if len(sorted_ref) == 0 or len(values) == 0:
-        return np.zeros(len(values), dtype=bool)
-    idx = lookup_sorted(sorted_ref, values)
-    idx[idx == len(sorted_ref)] = 0
-    return sorted_ref[idx] == values
 
 
 # --- phase 2: solving --------------------------------------------------------------------------
@@ -478,7 +474,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
                 rows32.tofile(scratch)
                 int_dst.append(len(rows32))
                 _jit.count_into(counts, rows32)
-            for u in np.unique(ct[~inside]).tolist():
+            for u in unique(ct[~inside]).tolist():
                 sel = ct == u
                 child = children.get(int(u))
                 if child is None:
@@ -833,8 +829,7 @@ def unfinished(folder: Path) -> str | None:
     state = _read_json(work / "run.json")
     if state is None:
         return None
-    solved = len(list((work / TIER_DIR).glob("tier-*.parquet"))) if (work / TIER_DIR).is_dir() else 0
-    found = len(list((work / "discover").glob("tier-*.json"))) if (work / "discover").is_dir() else 0
+    found, solved = _work_counts(work)
     return (f"its tiered solve in {work} is unfinished ({found} tiers discovered, {solved} solved); "
             "run the same `pyramids solve` command again to resume")
 
@@ -873,7 +868,7 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         child_row[inside] = lookup_sorted(keys, kids[inside])
         extra = [df]
         base = n
-        for u in np.unique(ct[~inside]).tolist():
+        for u in unique(ct[~inside]).tolist():
             sel = ct == u
             other = pl.read_parquet(files[int(u)], columns=cols)
             okeys = other["key"].to_numpy()
