@@ -179,8 +179,9 @@ def run_sweep(
     df = _frame(rows, list(vary))
     # the values as the game writes them (e.g. "true" -> "on"), in the order given
     shown = {k: list(dict.fromkeys(df[k].to_list())) for k in vary}
-    folder = Path(reports_root) / game_name / f"tune-{sweep_id(fixed, vary)}"
-    doc = _document(game_name, fixed, shown, df)
+    name = game.name  # the game's own name, also when it was given as module:Class
+    folder = Path(reports_root) / name / f"tune-{sweep_id(fixed, vary)}"
+    doc = _document(name, fixed, shown, df)
     return save_document(doc, folder), df
 
 

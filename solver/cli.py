@@ -17,6 +17,7 @@ from solver.errors import PyramidsError
 
 EPILOG = """examples:
   pyramids list
+  pyramids check override --preset 3x3
   pyramids solve override --set size=3 --set line=3 --set per_size=1
   pyramids show override --preset 3x3 --moves "AL@a1 BL@c3" --json
   pyramids play override --preset 3x3 --side 2
@@ -56,12 +57,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, one_line(f"error: {message} (see `{self.prog} --help`)") + "\n")
 
 
-def _variant_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("game", help="game name (see `pyramids list`)")
+def _game_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("game", nargs="?", help="game name (see `pyramids list`)")
+    p.add_argument("--game", dest="game_path", metavar="MODULE:CLASS",
+                   help="a game of your own by import path instead of a name, e.g. "
+                        "--game mypkg.games:MyGame (see the README, 'Your own game')")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
                    help="set a variant parameter (repeatable); unset ones take their defaults")
     p.add_argument("--preset", help="start from a named small preset (see `pyramids list GAME`); "
                                      "--set values override it")
+
+
+def _variant_args(p: argparse.ArgumentParser) -> None:
+    _game_args(p)
     p.add_argument("--out", type=_folder, default=None,
                    help="root folder of the tables (default: tables/)")
     p.add_argument("--no-symmetry", action="store_true",
@@ -83,6 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="games, their parameters, defaults and presets")
     p.add_argument("game", nargs="?", help="show only this game")
+
+    p = sub.add_parser("check", help="the self-check: every game-protocol rule, on the positions "
+                                     "reachable from the start and on random games")
+    _game_args(p)
+    p.add_argument("--positions", type=int, default=20_000, metavar="N",
+                   help="check up to N positions breadth first from the start; a variant with no "
+                        "more is checked exhaustively (default %(default)s)")
+    p.add_argument("--playouts", type=int, default=20, metavar="N",
+                   help="random games played to the end, checking every position (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random games (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("solve", help="solve a variant and write its Parquet table")
     _variant_args(p)
@@ -156,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _resolve_game(args)
         _check_args(args)
         return COMMANDS[args.command](args)
     except PyramidsError as exc:
@@ -174,6 +194,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryError:
         print("error: out of memory; pick a smaller variant or lower --max-positions", file=sys.stderr)
         return 2
+
+
+def _resolve_game(args: argparse.Namespace) -> None:
+    """``GAME`` or ``--game MODULE:CLASS``: exactly one of them names the game."""
+    from solver.errors import VariantError
+
+    if not hasattr(args, "game_path"):
+        return
+    if args.game_path is not None:
+        if args.game is not None:
+            raise VariantError(f"give the game either as a name ({args.game!r}) or as --game "
+                               f"{args.game_path}, not both")
+        args.game = args.game_path
+    elif args.game is None:
+        raise VariantError(f"which game? give its name (see `pyramids list`) or --game module:Class, "
+                           f"e.g. pyramids {args.command} override --preset 3x3")
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -256,16 +292,20 @@ def _player(p: int) -> str:
 # --- commands --------------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from solver.games import REGISTRY, game_class
+    from solver.games import GameEntry, game_class, list_games
 
-    names = [args.game] if args.game else list(REGISTRY)
-    for name in names:
-        try:
-            cls = game_class(name)
-        except ImportError:
-            print(f"{name}: (not available)")
+    if args.game:
+        entries = [GameEntry(args.game, "", game_class(args.game), None)]  # unknown: one-line error
+    else:
+        entries = list_games()
+    for entry in entries:
+        cls = entry.cls
+        origin = f" [{entry.origin}]" if entry.origin.startswith("plug-in") else ""
+        if cls is None:
+            print(one_line(f"{entry.name}: (broken{origin}) {entry.error}"))
+            print()
             continue
-        print(f"{name}: {cls.title}")
+        print(f"{entry.name}: {cls.title}{origin}")
         for p in cls.params:
             assign = f"{p.name}={p.format(p.default)}"
             print(f"  --set {assign:<22} {p.describe_type():<22} {p.help}")
@@ -280,6 +320,51 @@ def cmd_list(args: argparse.Namespace) -> int:
                     print(f"      (too large for the whole-graph solver here: {cls.large_presets[pname]}{how})")
         print()
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from solver.core.selfcheck import check_game
+    from solver.errors import VariantError
+
+    if args.positions < 1 or args.playouts < 0:
+        raise VariantError("--positions must be at least 1 and --playouts at least 0")
+    game = _game(args)
+    quiet = args.json or not sys.stderr.isatty()
+    if not quiet:
+        print(f"checking {game.variant.label()}: up to {args.positions:,} positions from the start, "
+              f"{args.playouts} random games", file=sys.stderr)
+
+    def progress(n: int) -> None:
+        if not quiet:
+            print(f"\r  {n:,} positions checked", end="", file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    res = check_game(game, playouts=args.playouts, positions=args.positions, seed=args.seed,
+                     progress=progress)
+    wall = time.perf_counter() - t0
+    if not quiet:
+        print(file=sys.stderr)
+    scope = ("every position reachable from the start" if res.exhaustive
+             else "not exhaustive: raise --positions to check more")
+    if args.json:
+        print(json.dumps({
+            "game": game.name, "variant": game.variant.label(), "ok": res.ok,
+            "positions": res.positions, "exhaustive": res.exhaustive, "playouts": res.playouts,
+            "expand_checked": res.expand_checked, "seconds": round(wall, 3),
+            "problems": [{"rule": p.rule, "message": p.message, "key": p.key, "position": p.position,
+                          "count": res.counts.get(p.rule, 1)} for p in res.problems],
+        }))
+        return 0 if res.ok else 1
+    for p in res.problems:
+        count = res.counts.get(p.rule, 1)
+        more = f" [{count:,} positions]" if count > 1 else ""
+        print(one_line(f"problem: {p}{more}"))
+    batch = (f"; the batch expand agrees with the rules on {res.expand_checked:,} of them"
+             if res.expand_checked and not any(p.rule == "expand" for p in res.problems) else "")
+    verdict = "ok" if res.ok else f"{len(res.problems)} protocol rule(s) broken"
+    print(f"{verdict}: {res.positions:,} positions checked ({scope}), {res.playouts} random games"
+          f"{batch}; {wall:.1f} s")
+    return 0 if res.ok else 1
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -708,6 +793,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 COMMANDS = {
     "list": cmd_list,
+    "check": cmd_check,
     "solve": cmd_solve,
     "show": cmd_show,
     "play": cmd_play,

@@ -19,3 +19,7 @@ class TableError(PyramidsError):
 
 class TooBigError(PyramidsError):
     """A variant too large for the requested engine."""
+
+
+class ProtocolError(PyramidsError):
+    """A game that breaks the game protocol (found by an engine; `pyramids check` finds them all)."""

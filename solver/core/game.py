@@ -112,12 +112,12 @@ class Game(ABC, Generic[State]):
     a :class:`Variant`. The variant is available as ``self.variant``.
     """
 
-    #: registry name, e.g. ``"override"``
+    #: registry name, e.g. ``"override"`` (default: the class name in lower case)
     name: ClassVar[str]
     #: one line for ``pyramids list``
     title: ClassVar[str] = ""
-    #: the variant parameters, in the order they are shown
-    params: ClassVar[tuple[Param, ...]]
+    #: the variant parameters, in the order they are shown (none by default)
+    params: ClassVar[tuple[Param, ...]] = ()
     #: named small variants that can be solved exactly: preset name -> parameter values
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
     #: bump when the rules implementation changes, so stale tables are refused
@@ -138,7 +138,14 @@ class Game(ABC, Generic[State]):
     #: the largest tier); the tiered solver's estimate of memory and disk before it starts
     tier_sizes: ClassVar[Mapping[str, tuple[int, int]]] = {}
 
-    def __init__(self, variant: Variant) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not isinstance(getattr(cls, "name", None), str):
+            cls.name = cls.__name__.lower()
+
+    def __init__(self, variant: Variant | None = None) -> None:
+        if variant is None:  # a game without parameters (or with every default) needs no boilerplate
+            variant = make_variant(self.name, self.params, {})
         if variant.game != self.name:
             raise ValueError(f"variant of {variant.game!r} given to {self.name!r}")
         self.variant = variant
@@ -240,9 +247,9 @@ class Game(ABC, Generic[State]):
         return min(images, key=self.encode)
 
     # --- people -----------------------------------------------------------------------
-    @abstractmethod
     def render(self, state: State) -> str:
-        """A text picture of the position."""
+        """A text picture of the position (default: the state's ``repr``)."""
+        return repr(state)
 
     def action_name(self, state: State, action: Action) -> str:
         """A readable, typeable name for ``action`` in ``state`` (e.g. ``b2-b3``)."""

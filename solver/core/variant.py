@@ -153,7 +153,7 @@ class Variant(Mapping[str, Any]):
             if len(safe) > 24 or safe != v:
                 safe = safe[:12] + "~" + hashlib.sha1(v.encode()).hexdigest()[:8]
             parts.append(f"{k}={safe}")
-        return ",".join(parts)
+        return ",".join(parts) or "default"  # a game without parameters still gets a folder
 
     def replace(self, **changes: Any) -> "Variant":
         """A new variant with some parameters changed (validated again by :func:`make_variant`)."""

@@ -76,11 +76,18 @@ class Graph:
         return group_by(self.child, self.n)
 
     def row_of(self, key: int) -> int:
-        """Row of ``key``, or -1 when it is not a reachable position."""
+        """Row of ``key``; a :class:`KeyError` when it is not a position of the graph (with
+        symmetry, give the key of the canonical representative: ``game.encode(game.canonical(s))``)."""
         i = int(np.searchsorted(self.keys, np.uint64(key)))
         if i < self.n and int(self.keys[i]) == int(key):
             return i
-        return -1
+        raise KeyError(f"key {key} is not a position of this graph (not reachable, or not the key of "
+                       "a canonical representative when the graph was enumerated with symmetry)")
+
+    def has(self, key: int) -> bool:
+        """True when ``key`` is a position of the graph."""
+        i = int(np.searchsorted(self.keys, np.uint64(key)))
+        return i < self.n and int(self.keys[i]) == int(key)
 
     def nbytes(self) -> int:
         total = 0
@@ -187,6 +194,19 @@ def enumerate_positions(
             p.sim_rows if p.sim_rows is not None else np.zeros(len(p.kind), dtype=np.int32)
             for p in flat
         ]).astype(np.int32)
+
+    dead = (counts == 0) & (kind != NodeKind.TERMINAL)
+    if dead.any():  # a non-terminal position without moves would silently be a draw
+        from solver.engines.retrograde import dead_end_message
+        from solver.errors import ProtocolError
+
+        i = int(np.flatnonzero(dead)[0])
+        key = int(bfs_keys[i])
+        try:
+            where = f" ({' '.join(game.describe_state(game.decode(key)).split())[:120]})"
+        except Exception:  # noqa: BLE001 - the message must not depend on render working
+            where = ""
+        raise ProtocolError(dead_end_message(key, NodeKind(int(kind[i])), where))
 
     order = np.argsort(bfs_keys, kind="stable")
     keys = bfs_keys[order]

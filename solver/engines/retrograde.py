@@ -49,6 +49,24 @@ class Solved:
     margin: np.ndarray | None  # int16 from the side to move, scored games only
 
 
+def refuse_dead_ends(graph: Graph) -> None:
+    """Raise :class:`ProtocolError` naming the first non-terminal position without moves (it
+    would silently count as a draw)."""
+    from solver.errors import ProtocolError
+
+    dead = (np.diff(graph.offsets) == 0) & (graph.kind != NodeKind.TERMINAL)
+    if dead.any():
+        row = int(np.flatnonzero(dead)[0])
+        raise ProtocolError(dead_end_message(int(graph.keys[row]), NodeKind(int(graph.kind[row]))))
+
+
+def dead_end_message(key: int, kind: NodeKind, where: str = "") -> str:
+    """The one-line refusal of a non-terminal position without moves."""
+    return (f"position {key}{where} is a {kind.name.lower()} node with no moves: the game must "
+            "declare it terminal (with an outcome) or give the player a pass move; `pyramids check` "
+            "lists every protocol problem")
+
+
 def retrograde(graph: Graph, *, scored: bool = False, progress: Progress | None = None) -> Solved:
     """Solve every position of ``graph`` (values from the side to move).
 
@@ -61,12 +79,18 @@ def retrograde(graph: Graph, *, scored: bool = False, progress: Progress | None 
     progress : callable, optional
         Called as ``progress(step, level, decided)`` after each remoteness level.
     """
-    bad = (graph.kind == NodeKind.CHANCE) | (graph.kind == NodeKind.SIMULTANEOUS)
-    if bad.any():
+    if (graph.kind == NodeKind.SIMULTANEOUS).any():
+        raise ValueError(
+            "retrograde() handles decision and terminal nodes only; graphs with simultaneous nodes "
+            "are solved by solver.engines.simultaneous.solve_simultaneous (or value_iteration, which "
+            "hands them to it; both need graph.sim_rows)"
+        )
+    if (graph.kind == NodeKind.CHANCE).any():
         raise ValueError(
             "retrograde() handles decision and terminal nodes only; "
-            "use solver.engines.value_iteration for chance or simultaneous nodes"
+            "use solver.engines.value_iteration.value_iteration for chance nodes"
         )
+    refuse_dead_ends(graph)
     src = graph.parent_of_edge()  # once: every step needs it
     same = _same_player_edges(graph, src)
     roffsets, redge = graph.reverse()

@@ -210,17 +210,29 @@ def _expansions(run: Run, keys: np.ndarray):
     starts = range(0, len(keys), CHUNK)
     if run.pool is None or len(keys) <= CHUNK:
         for s in starts:
-            yield s, game.expand(keys[s : s + CHUNK], canonical=sym)
+            yield s, _no_dead_end(game.expand(keys[s : s + CHUNK], canonical=sym), keys, s)
         return
     window: deque = deque()
     for s in starts:
         window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
         if len(window) > run.workers:
             first, fut = window.popleft()
-            yield first, fut.result()
+            yield first, _no_dead_end(fut.result(), keys, first)
     while window:
         first, fut = window.popleft()
-        yield first, fut.result()
+        yield first, _no_dead_end(fut.result(), keys, first)
+
+
+def _no_dead_end(exp, keys: np.ndarray, start: int):
+    """``exp``, after refusing a non-terminal position without moves (it would be a draw)."""
+    dead = (np.diff(exp.offsets) == 0) & (exp.kind != NodeKind.TERMINAL)
+    if dead.any():
+        from solver.engines.retrograde import dead_end_message
+        from solver.errors import ProtocolError
+
+        i = int(np.flatnonzero(dead)[0])
+        raise ProtocolError(dead_end_message(int(keys[start + i]), NodeKind(int(exp.kind[i]))))
+    return exp
 
 
 def _pending_dir(run: Run, tier: int) -> Path:
