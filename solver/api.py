@@ -453,6 +453,7 @@ def solve(
     workers: int | None = None,
     check_estimate: bool = True,
     announce: Callable[[str], None] | None = None,
+    low_memory: bool | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -488,6 +489,10 @@ def solve(
     announce : callable, optional
         Receives lines to show at once, before a long solve starts (the tiered size estimate);
         by default they join ``notes``.
+    low_memory : bool, optional
+        Tiered solves: solve tiers by repeated passes instead of reverse lists of their moves
+        (about 30 bytes per position of a tier instead of 100-150, slower): ``True`` every tier,
+        ``False`` none, ``None`` (default) the tiers whose lists would not fit the free memory.
     """
     tol = check_tol(tol)
     folder = _paths(game, out, symmetry)
@@ -518,7 +523,8 @@ def solve(
         t0 = time.perf_counter()
         pipeline.solve_tiered_variant(game, out=out, symmetry=symmetry, force=force,
                                       max_positions=max_positions, workers=workers, progress=progress,
-                                      notes=notes, check=check_estimate, announce=announce)
+                                      notes=notes, check=check_estimate, announce=announce,
+                                      low_memory=low_memory)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

@@ -123,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="threads solving independent tiers (and expanding positions) at once "
                         "(default: up to 2)")
+    p.add_argument("--low-memory", dest="low_memory", action="store_true", default=None,
+                   help="tiered: solve every tier by repeated passes over its positions instead of "
+                        "lists of its moves (about 30 bytes per position of the largest tier instead "
+                        "of 100-150; slower). Default: only tiers whose lists would not fit the free "
+                        "memory")
     p.add_argument("--ignore-estimate", action="store_true",
                    help="tiered: start even when the size estimate does not fit this machine's free "
                         "memory or disk")
@@ -380,6 +385,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise VariantError(f"--workers {args.workers} must be at least 1")
     sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
                     max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
+                    low_memory=args.low_memory,
                     check_estimate=not args.ignore_estimate,
                     announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0

@@ -98,13 +98,13 @@ def graphs(draw):
             "margins": margins}
 
 
-def _solve_both(graph: dict, tmp_path: Path, workers: int = 1):
+def _solve_both(graph: dict, tmp_path: Path, workers: int = 1, low_memory: bool = False):
     from solver.api import solve
 
     GraphGame.GRAPH = graph
     game = GraphGame.from_params({})
     whole = solve(game, out=tmp_path / "whole", force=True, tiered=False, write_edges=False)
-    tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers)
+    tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers, low_memory=low_memory)
     from solver.api import load
 
     tsol = load(game, out=tmp_path / "tiered")
@@ -122,11 +122,12 @@ def _same_tables(whole: pl.DataFrame, tier_table: pl.DataFrame) -> None:
         assert a[c].to_list() == b[c].to_list(), c
 
 
+@pytest.mark.parametrize("low_memory", [False, True], ids=["reverse-lists", "passes"])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=graphs())
-def test_random_graphs_same_as_whole_graph(graph, tmp_path_factory):
+def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("g")
-    game, whole, tsol = _solve_both(graph, tmp)
+    game, whole, tsol = _solve_both(graph, tmp, low_memory=low_memory)
     _same_tables(whole.positions, tsol.positions)
     start = game.initial_state()
     assert tsol.root == whole.root
@@ -189,11 +190,12 @@ def test_incomplete_and_stale_tables_are_refused(tmp_path):
         load(game, out=tmp_path)
 
 
-def _same_as_whole(game, tmp_path: Path, workers: int = 1) -> None:
+def _same_as_whole(game, tmp_path: Path, workers: int = 1, low_memory: bool = False) -> None:
     from solver.api import load, solve
 
     whole = solve(game, out=tmp_path / "whole", force=True, tiered=False, write_edges=False)
-    folder = tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers)
+    folder = tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, workers=workers,
+                                 low_memory=low_memory)
     assert tiered.verify_tiered(game, folder) == []
     tsol = load(game, out=tmp_path / "tiered")
     _same_tables(whole.positions, tsol.positions)
@@ -215,10 +217,11 @@ REAL_SMALL = [
 
 @pytest.mark.parametrize("name,params", REAL_SMALL, ids=lambda x: x if isinstance(x, str) else
                          ",".join(f"{k}={v}" for k, v in x.items()))
-def test_real_games_same_as_whole_graph(name, params, tmp_path):
+@pytest.mark.parametrize("low_memory", [False, True], ids=["reverse-lists", "passes"])
+def test_real_games_same_as_whole_graph(name, params, low_memory, tmp_path):
     from solver.api import make_game
 
-    _same_as_whole(make_game(name, **params), tmp_path)
+    _same_as_whole(make_game(name, **params), tmp_path, low_memory=low_memory)
 
 
 @pytest.mark.slow
@@ -227,10 +230,11 @@ def test_real_games_same_as_whole_graph(name, params, tmp_path):
     ("blam", {"rows": 4, "cols": 4, "per_size": 1}),
     ("blam", {"rows": 2, "cols": 3, "per_size": 2}),
 ], ids=["override-3x3", "blam-4x4", "blam-2x3-2"])
-def test_larger_variants_same_as_whole_graph(name, params, tmp_path):
+@pytest.mark.parametrize("low_memory", [False, True], ids=["reverse-lists", "passes"])
+def test_larger_variants_same_as_whole_graph(name, params, low_memory, tmp_path):
     from solver.api import make_game
 
-    _same_as_whole(make_game(name, **params), tmp_path, workers=2)
+    _same_as_whole(make_game(name, **params), tmp_path, workers=2, low_memory=low_memory)
 
 
 # --- the command line: resume after a kill, refusals --------------------------------------------

@@ -323,3 +323,117 @@ def merge_sorted(a, pa, b, pb):
         j += 1
         k += 1
     return out, pout
+
+
+# --- the low-memory mode: no reverse lists, the tier is expanded again at every level ---------
+# A tier too large for its reverse lists (one int32 per move inside the tier) is solved by
+# passes instead: every pass expands the positions still undecided and looks at their children's
+# current values. Level r of a pass decides exactly the positions of remoteness r (the children
+# decided at level r - 1 are the only new facts, plus the children outside the tier whose
+# remoteness + 1 is r), so remoteness is exact as in the heap kernel above. Memory: the keys and
+# a few bytes per position; time: one expansion of the undecided positions per level.
+
+@njit(cache=True, nogil=True)
+def level_win_lose(rows, offsets, child, r, value, remoteness, to_move, ext_win_min, ext_lose_cnt,
+                   ext_lose_max, outdeg, no_remoteness):
+    """Level ``r`` of the win/lose pass over ``rows`` (undecided, non-terminal rows of a chunk;
+    the children of ``rows[j]`` are ``child[offsets[j]:offsets[j + 1]]``, rows of this tier or
+    -1 outside it). Decides in place; returns how many rows it decided."""
+    decided = 0
+    for j in range(len(rows)):
+        p = rows[j]
+        if value[p] != _UNDECIDED:
+            continue
+        win = ext_win_min[p] != no_remoteness and np.int64(ext_win_min[p]) + 1 == r
+        all_lost = True  # every child inside the tier is decided and lost for p's mover
+        inside = 0
+        lmax = np.int64(ext_lose_max[p])
+        for k in range(offsets[j], offsets[j + 1]):
+            c = child[k]
+            if c < 0:
+                continue
+            inside += 1
+            vc = value[c]
+            if vc != _WIN and vc != _LOSE:
+                all_lost = False
+                continue
+            eff = vc if to_move[c] == to_move[p] else _WIN + _LOSE - vc
+            rc = np.int64(remoteness[c])
+            if eff == _WIN:
+                all_lost = False
+                if rc + 1 == r:
+                    win = True
+            elif rc > lmax:
+                lmax = rc
+        if win:
+            value[p] = _WIN
+            remoteness[p] = r
+            decided += 1
+        elif all_lost and inside + ext_lose_cnt[p] == outdeg[p] and outdeg[p] > 0 and lmax + 1 <= r:
+            value[p] = _LOSE
+            remoteness[p] = r
+            decided += 1
+    return decided
+
+
+@njit(cache=True, nogil=True)
+def level_tie(rows, offsets, child, r, value, remoteness, ext_tie_min, no_remoteness):
+    """Level ``r`` of the tie pass: an undecided row is a tie at ``r`` when a child (inside the
+    tier) became a tie at ``r - 1`` or its closest tie child outside the tier is at ``r - 1``."""
+    decided = 0
+    for j in range(len(rows)):
+        p = rows[j]
+        if value[p] != _UNDECIDED:
+            continue
+        tie = ext_tie_min[p] != no_remoteness and np.int64(ext_tie_min[p]) + 1 == r
+        if not tie:
+            for k in range(offsets[j], offsets[j + 1]):
+                c = child[k]
+                if c >= 0 and value[c] == _TIE and np.int64(remoteness[c]) + 1 == r:
+                    tie = True
+                    break
+        if tie:
+            value[p] = _TIE
+            remoteness[p] = r
+            decided += 1
+    return decided
+
+
+@njit(cache=True, nogil=True)
+def force_pass(rows, offsets, child, to_move, win, lose, ext_max, t):
+    """One pass of "can the mover force a final margin >= thr" without reverse lists (role 0:
+    ``thr = t``; role 1: ``thr = 1 - t``, as in :func:`tier_force_at_least`). ``ext_max[p]``:
+    the best margin, from p's mover, among p's children outside the tier (a very low number when
+    there are none; rows with an external child ``>= thr`` start as wins). Returns how many
+    (role, row) pairs it decided; repeat until none."""
+    changed = 0
+    for j in range(len(rows)):
+        p = rows[j]
+        for role in range(2):
+            if win[role, p] or lose[role, p]:
+                continue
+            thr = t if role == 0 else 1 - t
+            good = False
+            all_bad = True
+            for k in range(offsets[j], offsets[j + 1]):
+                c = child[k]
+                if c < 0:
+                    continue
+                if to_move[c] == to_move[p]:
+                    g = win[role, c]
+                    b = lose[role, c]
+                else:
+                    g = lose[1 - role, c]
+                    b = win[1 - role, c]
+                if g:
+                    good = True
+                    break
+                if not b:
+                    all_bad = False
+            if good:
+                win[role, p] = True
+                changed += 1
+            elif all_bad and ext_max[p] < thr and offsets[j + 1] > offsets[j]:
+                lose[role, p] = True
+                changed += 1
+    return changed

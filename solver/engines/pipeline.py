@@ -75,13 +75,15 @@ def solve_variant(
 def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, force: bool,
                          max_positions: int | None, workers: int | None, progress: bool,
                          notes: list[str], check: bool = True,
-                         announce: Callable[[str], None] | None = None) -> Path:
+                         announce: Callable[[str], None] | None = None,
+                         low_memory: bool | None = None) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
     ``check``: refuse at once when the size estimate does not fit the machine."""
     from solver.engines.tiered import solve_tiered
 
     return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
-                        workers=workers, progress=progress, notes=notes, check=check, announce=announce)
+                        workers=workers, progress=progress, notes=notes, check=check, announce=announce,
+                        low_memory=low_memory)
 
 
 def solve_graph(

@@ -53,7 +53,7 @@ import polars as pl
 import solver
 from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
-from solver.core.values import NO_REMOTENESS, VALUE_NAMES
+from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _tier_jit as _jit
 from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
@@ -74,6 +74,10 @@ WORK_SUFFIX = ".tiered"
 CHUNK = 1 << 15
 #: spill buffered children of later tiers to disk beyond this many keys
 SPILL = 4_000_000
+
+#: an undecided position in the pass kernels, and "no child outside the tier" for margins
+_UNDECIDED = -1
+_NO_MARGIN = -(2**30)
 
 #: callback(phase, tier_name, done_positions, total_positions_or_None)
 Progress = Callable[[str, str, int, "int | None"], None]
@@ -150,6 +154,9 @@ class Run:
     #: threads expanding chunks ahead of the one being folded (``None``: expand in line)
     pool: ThreadPoolExecutor | None = None
     workers: int = 1
+    #: solve tiers by passes, without reverse lists (True), with them (False), or by whichever
+    #: fits the free memory (None)
+    low_memory: bool | None = None
 
     @property
     def discover(self) -> Path:
@@ -435,6 +442,8 @@ def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
 def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier (its children's tier files must exist) and write its tier file. Returns
     its statistics. The unit of work of the local pool (and of any cluster executor)."""
+    if use_passes(run, info):
+        return solve_tier_passes(run, info)
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
@@ -557,6 +566,179 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     write_parquet(frame, run.tiers_dir / tier_file(t), meta)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
+            "terminal": int(terminal.sum()),
+            "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+
+
+
+# --- the low-memory mode: passes instead of reverse lists ----------------------------------------
+
+#: peak bytes per position of a tier solved by passes (keys 8, value and remoteness 3, node
+#: information 6, the folded children of other tiers 8, the key index; scored games add 8)
+PASSES_BYTES_PER_TIER_POSITION = 30
+
+
+def use_passes(run: Run, info: TierInfo) -> bool:
+    """Whether tier ``info`` is solved by passes: as asked (``run.low_memory``), else when its
+    reverse lists would not fit the free memory (with every worker holding a tier this size)."""
+    if run.low_memory is not None:
+        return bool(run.low_memory)
+    mem = _available_memory()
+    need = PEAK_BYTES_PER_TIER_POSITION * info.positions * max(1, run.workers)
+    return mem is not None and need > 0.8 * mem
+
+
+def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
+    """Solve one tier as :func:`solve_tier_task` does, to the same table, but without reverse
+    lists: after one expansion that folds the children of other tiers, each level ``r`` expands
+    the still undecided positions again and decides those of remoteness ``r`` (see
+    :mod:`solver.engines._tier_jit`). About 30 bytes per position of the tier instead of 100-150;
+    time: one expansion of the undecided positions per level (and, in scored games, per pass of
+    each margin threshold)."""
+    t0 = time.perf_counter()
+    game, t, scored = run.game, info.tier, bool(run.game.scored)
+    keys = np.load(run.discover / f"keys-{t}.npy")
+    n = len(keys)
+    no_rem = NO_REMOTENESS
+    kind = np.empty(n, np.int8)
+    to_move = np.empty(n, np.int8)
+    outdeg = np.zeros(n, np.int32)
+    value = np.full(n, _UNDECIDED, np.int8)
+    remoteness = np.full(n, no_rem, np.uint16)
+    ext_win_min = np.full(n, no_rem, np.uint16)
+    ext_lose_cnt = np.zeros(n, np.int32)
+    ext_lose_max = np.zeros(n, np.uint16)
+    ext_tie_min = np.full(n, no_rem, np.uint16)
+    tmargin = np.zeros(n, np.int32) if scored else None
+    ext_max = np.full(n, _NO_MARGIN, np.int32) if scored else None
+    children = {u: _load_child(run, u, scored) for u in info.children}
+    index = SortedLookup(keys)
+    moves = inside_moves = 0
+    for s, exp in _expansions(run, keys):
+        m = len(exp.kind)
+        kind[s : s + m] = exp.kind
+        to_move[s : s + m] = exp.to_move
+        term = exp.kind == NodeKind.TERMINAL
+        res = exp.result
+        value[s : s + m][term & (res == 1)] = _WIN
+        value[s : s + m][term & (res == -1)] = _LOSE
+        remoteness[s : s + m][term & (res != 0)] = 0
+        if scored:
+            tmargin[s : s + m] = exp.margin
+        deg = np.diff(exp.offsets)
+        outdeg[s : s + m] = deg
+        moves += int(deg.sum())
+        kids = exp.children
+        if not len(kids):
+            continue
+        src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
+        ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+        inside = ct == t
+        if inside.any():
+            rows = index(kids[inside])
+            _check_found(keys, rows, kids[inside], t, t)
+            inside_moves += int(inside.sum())
+        for u in unique(ct[~inside]).tolist():
+            sel = ct == u
+            child = children.get(int(u))
+            if child is None:
+                raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                                 "solve again with --force")
+            ck = kids[sel]
+            idx = child.index(ck)
+            _check_found(child.keys, idx, ck, t, int(u))
+            psrc = src[sel]
+            same = child.player[idx] == to_move[psrc]
+            _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
+                               ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
+            if scored:
+                cm = child.margin[idx].astype(np.int32)
+                np.maximum.at(ext_max, psrc, np.where(same, cm, -cm))
+    del children
+    t_expand = time.perf_counter() - t0
+    terminal = kind == NodeKind.TERMINAL
+
+    def sweep(todo: np.ndarray, step: Callable[[np.ndarray, np.ndarray, np.ndarray], int]) -> int:
+        """Expand the rows of ``todo`` (a mask) chunk by chunk and run ``step`` on each chunk."""
+        done = 0
+        for s in range(0, n, CHUNK):
+            rows = np.flatnonzero(todo[s : s + CHUNK]) + s
+            if not len(rows):
+                continue
+            exp = game.expand(keys[rows], canonical=run.symmetry)
+            kids = exp.children
+            child = np.full(len(kids), -1, np.int64)
+            if len(kids):
+                inside = np.asarray(game.tier_of(kids), dtype=np.int64) == t
+                child[inside] = index(kids[inside])
+            done += int(step(rows, exp.offsets, child))
+        return done
+
+    def levels(first_decided: int, events: np.ndarray, step) -> int:
+        """Levels 1, 2, ... while something was decided at the level before, jumping to the next
+        level an outside child starts when nothing was. Returns the passes made."""
+        passes, r, last = 0, 1, first_decided
+        events = unique(events.astype(np.int64))
+        while True:
+            if last == 0:
+                later = events[events >= r]
+                if not len(later):
+                    return passes
+                r = int(later[0])
+            last = sweep((value == _UNDECIDED) & ~terminal, lambda rows, off, ch: step(rows, off, ch, r))
+            passes += 1
+            r += 1
+
+    inner = ~terminal
+    events = np.concatenate([ext_win_min[inner & (ext_win_min != no_rem)].astype(np.int64) + 1,
+                             ext_lose_max[inner & (ext_lose_cnt > 0)].astype(np.int64) + 1])
+    passes = levels(int((value != _UNDECIDED).sum()), events,
+                    lambda rows, off, ch, r: _jit.level_win_lose(
+                        rows, off, ch, r, value, remoteness, to_move, ext_win_min, ext_lose_cnt,
+                        ext_lose_max, outdeg, no_rem))
+    del ext_win_min, ext_lose_cnt, ext_lose_max, events
+    tie_end = terminal & (value == _UNDECIDED)  # a terminal that is not won or lost is a tie
+    value[tie_end] = _TIE
+    remoteness[tie_end] = 0
+    events = ext_tie_min[inner & (value == _UNDECIDED) & (ext_tie_min != no_rem)].astype(np.int64) + 1
+    passes += levels(int(tie_end.sum()), events,
+                     lambda rows, off, ch, r: _jit.level_tie(rows, off, ch, r, value, remoteness,
+                                                             ext_tie_min, no_rem))
+    del ext_tie_min, events, tie_end
+    value[value == _UNDECIDED] = DRAW
+    cols: dict[str, Any] = {"value": value.view(np.uint8), "remoteness": remoteness}
+    if scored:
+        tm = tmargin.astype(np.int64)
+        has_ext = ext_max != _NO_MARGIN
+        candidates = unique(np.concatenate([tm[terminal], -tm[terminal], ext_max[has_ext].astype(np.int64),
+                                            -ext_max[has_ext].astype(np.int64), [0]]))
+        best = np.full(n, candidates[0], dtype=np.int16)
+        win = np.zeros((2, n), np.bool_)
+        lose = np.zeros((2, n), np.bool_)
+        for c in candidates[1:].tolist():
+            for role, thr in ((0, c), (1, 1 - c)):
+                win[role] = np.where(terminal, tm >= thr, ext_max >= thr)
+                lose[role] = terminal & (tm < thr)
+            while True:
+                open_rows = inner & ~((win[0] | lose[0]) & (win[1] | lose[1]))
+                passes += 1
+                if not sweep(open_rows, lambda rows, off, ch: _jit.force_pass(
+                        rows, off, ch, to_move, win, lose, ext_max, c)):
+                    break
+            ok = win[0] | (~lose[0] & (0 >= c))
+            best[ok] = c
+        cols["margin"] = best
+        del win, lose, ext_max, tmargin
+    ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
+    frame = positions_frame(keys, to_move, kind, ply, outdeg, cols)
+    del ply
+    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+            "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
+            "toolkit_version": solver.__version__}
+    fault_point(f"write:{tier_file(t)}")
+    write_parquet(frame, run.tiers_dir / tier_file(t), meta)
+    return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
+            "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
             "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
 
@@ -699,10 +881,12 @@ def check_estimate(game: Game, root: Path, notes: list[str]) -> None:
 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
                  max_positions: int | None = None, workers: int | None = None, progress: bool = False,
-                 notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None
-                 ) -> Path:
+                 notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
+                 low_memory: bool | None = None) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
-    and return that folder. Resumes an unfinished run of the same variant unless ``force``."""
+    and return that folder. Resumes an unfinished run of the same variant unless ``force``.
+    ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
+    (``False``), or the tiers whose reverse lists would not fit the free memory (``None``)."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
@@ -719,6 +903,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     bar = _Bars() if progress else None
     t0 = time.perf_counter()
     run.workers = workers
+    run.low_memory = low_memory
     run.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="expand") if workers > 1 else None
     try:
         infos = discover(run, max_positions=max_positions, progress=bar)
