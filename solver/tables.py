@@ -55,7 +55,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 import polars as pl
@@ -190,21 +190,36 @@ def _write_file(df: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
     _world_readable(path)
 
 
-def write_parquet(df: pl.DataFrame, path: str | Path, meta: dict[str, Any]) -> Path:
+def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path, meta: dict[str, Any]) -> Path:
     """Write ``df`` to ``path`` atomically (temporary file in the same folder, then rename),
-    zstd-compressed with page checksums, with ``meta`` as JSON under the ``pyramids`` metadata key."""
+    zstd-compressed with page checksums, with ``meta`` as JSON under the ``pyramids`` metadata key.
+
+    ``df`` may also be an iterable of frames with the same schema (slices of one large table,
+    built one at a time): each becomes a row group, so a table is never held whole twice."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = df.to_arrow()
-    old = table.schema.metadata or {}
-    table = table.replace_schema_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    frames = iter([df]) if isinstance(df, pl.DataFrame) else iter(df)
     fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
     os.close(fd)
+    writer = None
     try:
-        pq.write_table(table, tmp, compression="zstd", write_page_checksum=True)
+        for frame in frames:
+            table = frame.to_arrow()
+            if writer is None:
+                old = table.schema.metadata or {}
+                schema = table.schema.with_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
+                writer = pq.ParquetWriter(tmp, schema, compression="zstd", write_page_checksum=True)
+            writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)
+            del table, frame
+        if writer is None:
+            raise ValueError("write_parquet needs at least one frame")
+        writer.close()
+        writer = None
         _world_readable(tmp)
         os.replace(tmp, path)
     except BaseException:
+        if writer is not None:
+            writer.close()
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
@@ -301,6 +316,20 @@ def _check_edges(edges: pl.DataFrame, n: int, path: Path, expected: int | None) 
         if hi >= n:
             raise TableError(f"{path} points at row {hi:,} of a {n:,}-row positions table; "
                              "solve again with --force")
+
+
+#: rows per row group of a table written in slices (:func:`positions_frames`)
+ROW_GROUP = 1 << 20
+
+
+def positions_frames(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply: np.ndarray,
+                     num_moves: np.ndarray, cols: dict[str, Any], rows: int = ROW_GROUP) -> Iterator[pl.DataFrame]:
+    """:func:`positions_frame` in slices of ``rows`` rows, built one at a time (for
+    :func:`write_parquet`: a large table is then never copied whole)."""
+    for lo in range(0, max(len(keys), 1), rows):
+        hi = lo + rows
+        yield positions_frame(keys[lo:hi], player[lo:hi], kind[lo:hi], ply[lo:hi], num_moves[lo:hi],
+                              {name: arr[lo:hi] for name, arr in cols.items()})
 
 
 def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply: np.ndarray,

@@ -42,7 +42,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -61,6 +61,7 @@ from solver.tables import (
     _world_readable,
     clean_stale,
     positions_frame,
+    positions_frames,
     read_meta,
     read_parquet,
     variant_dir,
@@ -157,6 +158,11 @@ class Run:
     #: solve tiers by passes, without reverse lists (True), with them (False), or by whichever
     #: fits the free memory (None)
     low_memory: bool | None = None
+    #: finished tiers loaded as children, shared by the tiers being solved at once (one copy
+    #: however many threads read it); ``child_users``: how many tiers being solved hold each
+    child_cache: dict[int, Any] = field(default_factory=dict)
+    child_users: dict[int, int] = field(default_factory=dict)
+    child_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def discover(self) -> Path:
@@ -426,6 +432,30 @@ class _ChildTier:
         self.index = SortedLookup(self.keys)
 
 
+def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
+    """Tier ``tier``'s finished values: one copy shared by the tiers being solved at the same
+    time that reach it, dropped when the last of them is done (:func:`_release_children`)."""
+    with run.child_lock:
+        child = run.child_cache.get(tier)
+        if child is None:
+            child = run.child_cache[tier] = _load_child(run, tier, scored)
+        run.child_users[tier] = run.child_users.get(tier, 0) + 1
+        return child
+
+
+def _release_children(run: Run, info: TierInfo) -> None:
+    """Tier ``info`` is done (or failed): drop the children no tier being solved holds."""
+    with run.child_lock:
+        for u in info.children:
+            if u not in run.child_users:
+                continue  # never loaded (the tier stopped before)
+            left = run.child_users[u] - 1
+            run.child_users[u] = left
+            if left <= 0:
+                run.child_cache.pop(u, None)
+                del run.child_users[u]
+
+
 def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
     path = run.tiers_dir / tier_file(tier)
     cols = ["key", "player", "value", "remoteness"] + (["margin"] if scored else [])
@@ -442,8 +472,16 @@ def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
 def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier (its children's tier files must exist) and write its tier file. Returns
     its statistics. The unit of work of the local pool (and of any cluster executor)."""
-    if use_passes(run, info):
-        return solve_tier_passes(run, info)
+    try:
+        if use_passes(run, info):
+            return solve_tier_passes(run, info)
+        return _solve_tier_lists(run, info)
+    finally:
+        _release_children(run, info)
+
+
+def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
+    """:func:`solve_tier_task` with reverse lists of the moves inside the tier."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
@@ -467,7 +505,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     int_dst: list[int] = []  # per chunk: how many entries
     ext_src: list[np.ndarray] = []
     ext_m: list[np.ndarray] = []
-    children = {u: _load_child(run, u, scored) for u in info.children}
+    children = {u: _get_child(run, u, scored) for u in info.children}
     index = SortedLookup(keys)  # built once: lookups of every chunk's children inside the tier
     counts = np.zeros(n, np.int32)  # moves inside the tier into each row
     moves = 0
@@ -558,12 +596,12 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
             best = np.where(ok, c, best)
         cols["margin"] = best.astype(np.int16)
     del counts
-    frame = positions_frame(keys, to_move, kind, ply, outdeg, cols)
+    frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": int(len(rparent)),
             "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
-    write_parquet(frame, run.tiers_dir / tier_file(t), meta)
+    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
@@ -602,16 +640,16 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     no_rem = NO_REMOTENESS
     kind = np.empty(n, np.int8)
     to_move = np.empty(n, np.int8)
-    outdeg = np.zeros(n, np.int32)
+    outdeg = np.zeros(n, np.uint16)  # more than 65,535 moves: refused below
     value = np.full(n, _UNDECIDED, np.int8)
     remoteness = np.full(n, no_rem, np.uint16)
     ext_win_min = np.full(n, no_rem, np.uint16)
-    ext_lose_cnt = np.zeros(n, np.int32)
+    ext_lose_cnt = np.zeros(n, np.uint16)
     ext_lose_max = np.zeros(n, np.uint16)
     ext_tie_min = np.full(n, no_rem, np.uint16)
     tmargin = np.zeros(n, np.int32) if scored else None
     ext_max = np.full(n, _NO_MARGIN, np.int32) if scored else None
-    children = {u: _load_child(run, u, scored) for u in info.children}
+    children = {u: _get_child(run, u, scored) for u in info.children}
     index = SortedLookup(keys)
     moves = inside_moves = 0
     for s, exp in _expansions(run, keys):
@@ -626,6 +664,9 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         if scored:
             tmargin[s : s + m] = exp.margin
         deg = np.diff(exp.offsets)
+        if len(deg) and int(deg.max()) > 65_535:
+            raise TooBigError(f"a position of tier {t} has {int(deg.max()):,} moves; the low-memory mode "
+                              "counts at most 65,535: solve without --low-memory")
         outdeg[s : s + m] = deg
         moves += int(deg.sum())
         kids = exp.children
@@ -730,13 +771,13 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         cols["margin"] = best
         del win, lose, ext_max, tmargin
     ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
-    frame = positions_frame(keys, to_move, kind, ply, outdeg, cols)
-    del ply
+    frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
             "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
-    write_parquet(frame, run.tiers_dir / tier_file(t), meta)
+    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
+    del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
             "terminal": int(terminal.sum()),
@@ -782,6 +823,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
     total = sum(i.positions for i in infos.values())
     done_pos = 0
     by_height: dict[int, list[TierInfo]] = {}
+    finished = {t: _tier_done(run, t) for t in infos}
     for info in infos.values():
         by_height.setdefault(info.height, []).append(info)
     pool = None
@@ -789,7 +831,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
         for h in sorted(by_height):
             todo = []
             for info in sorted(by_height[h], key=lambda i: -i.positions):
-                st = _tier_done(run, info.tier)
+                st = finished[info.tier]
                 if st is not None:
                     stats[info.tier] = st
                     done_pos += info.positions
