@@ -7,8 +7,10 @@ Everything here reads the Parquet tables written by :mod:`solver` (through
 * :mod:`analysis.plots` -- plot helpers that draw on a given matplotlib ``ax``.
 * :mod:`analysis.report` -- :func:`~analysis.report.write_report`, the balance report.
 * :mod:`analysis.tuning` -- :func:`~analysis.tuning.run_sweep`, the rules-tuning comparison.
+* :mod:`analysis.boards` -- :func:`~analysis.boards.svg`, a position (``game.picture(state)``) as
+  an SVG picture, for the reports, ``pyramids show --svg`` and the explorer (reads no table).
 """
 
 from __future__ import annotations
 
-__all__ = ["metrics", "plots", "report", "tuning"]
+__all__ = ["boards", "metrics", "plots", "report", "tuning"]

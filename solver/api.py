@@ -33,7 +33,7 @@ from solver.tables import (
     variant_dir,
 )
 
-__all__ = ["make_game", "solve", "load", "Solution", "PositionValue", "MoveValue", "solve_graph"]
+__all__ = ["make_game", "solve", "load", "Solution", "PositionValue", "MoveValue", "LineStep", "solve_graph"]
 
 
 
@@ -235,6 +235,36 @@ class Solution:
         out.sort(key=_move_order_key)
         return out
 
+    def line(self, state: Any = None, *, max_plies: int = 500) -> tuple[list[LineStep], str]:
+        """The principal variation from ``state`` (default: the start): both sides play the best
+        move (fastest win, slowest loss, then the best margin), chance nodes take their most likely
+        outcome and secret simultaneous choices the likeliest joint choice of the optimal mixes
+        (marked in :attr:`LineStep.why`). Returns the steps and how the line ends: ``"game
+        over"``, ``"repeats"`` (a position comes back: endless play) or ``"limit"`` (``max_plies``)."""
+        g = self.game
+        state = g.initial_state() if state is None else state
+        seen = {self.key_of(state)}
+        steps: list[LineStep] = []
+        while len(steps) < max_plies:
+            kind = g.node_kind(state)
+            if kind == NodeKind.TERMINAL:
+                return steps, "game over"
+            mover = g.to_move(state)
+            moves = self.moves(state)
+            if kind == NodeKind.DECISION:
+                pick, why = moves[0], "best"
+            else:  # chance or simultaneous: the likeliest outcome (the first of equal ones)
+                pick = max(moves, key=lambda m: -1.0 if m.probability is None else m.probability)
+                why = "most likely roll" if kind == NodeKind.CHANCE else "most likely choices"
+            steps.append(LineStep(pick.move, mover, pick.value, pick.remoteness, pick.margin,
+                                  pick.expected, pick.probability, why))
+            state = g.play([pick.move], state)
+            key = self.key_of(state)
+            if key in seen:
+                return steps, "repeats"
+            seen.add(key)
+        return steps, "limit"
+
     def _move_value(self, name: str, child: Any, mover: int, prob: float | None) -> MoveValue:
         if self.paranoid:  # the mover's own seat question, after the move
             pv = self.value_at(self.row(child), seat=mover)
@@ -249,6 +279,24 @@ class Solution:
         code = VALUE_NAMES.index(pv.value)
         eff = code if same else int(FLIP[code])
         return MoveValue(name, VALUE_NAMES[eff], pv.remoteness, margin, None, prob)
+
+
+@dataclass(frozen=True)
+class LineStep:
+    """One move of a principal variation (:meth:`Solution.line`): the move, who made it (0-based),
+    its value for that player (as in :meth:`Solution.moves`) and why it was picked."""
+
+    move: str
+    player: int
+    value: str | None
+    remoteness: int | None
+    margin: int | None = None
+    expected: float | None = None
+    probability: float | None = None
+    #: ``"best"`` (the best move: fastest win, slowest loss), ``"most likely roll"`` (chance: the
+    #: likeliest outcome, not a choice), ``"most likely choices"`` (simultaneous: the likeliest
+    #: joint choice under the optimal mixed strategies)
+    why: str = "best"
 
 
 #: a tiered table's edges are regenerated for reports up to this many moves (8 bytes each)

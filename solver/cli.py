@@ -18,6 +18,7 @@ from solver.errors import PyramidsError
 EPILOG = """examples:
   pyramids list
   pyramids check override --preset 3x3
+  pyramids serve                      # the explorer at http://127.0.0.1:8765/
   pyramids solve override --set size=3 --set line=3 --set per_size=1
   pyramids show override --preset 3x3 --moves "AL@a1 BL@c3" --json
   pyramids play override --preset 3x3 --side 2
@@ -138,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     _variant_args(p)
     p.add_argument("--moves", default="", help='moves from the start, space-separated, e.g. "AL@a1 BL@c3" '
                                                '(comma-separated when a move name has spaces)')
+    p.add_argument("--line", action="store_true",
+                   help="also the principal variation: the perfect-play game from this position to "
+                        "its end, move by move (chance: the most likely roll, marked)")
+    p.add_argument("--svg", type=Path, default=None, metavar="FILE",
+                   help="also write the position as a picture (SVG) to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("play", help="play in the terminal against perfect play")
@@ -145,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--side", type=int, choices=[1, 2], default=None,
                    help="your seat (1 moves first); asked when not given")
     p.add_argument("--seed", type=int, default=None, help="seed of the dice / random setups")
+
+    p = sub.add_parser("serve", help="the explorer: a local web page to walk the game tree of every "
+                                     "solved variant")
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default %(default)s)")
+    p.add_argument("--tables", type=_folder, default=Path("tables"),
+                   help="root folder of the solved tables (default: tables/)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only)")
 
     p = sub.add_parser("report", help="write the balance report of a variant (solves it if needed)")
     _variant_args(p)
@@ -372,6 +386,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if res.ok else 1
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from analysis.explorer import serve
+    from solver.errors import VariantError
+
+    if not 0 < args.port < 65536:
+        raise VariantError(f"--port {args.port} is not a port number (1-65535)")
+    serve(port=args.port, tables=args.tables, host=args.host)
+    return 0
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     game = _game(args)
     t0 = time.perf_counter()
@@ -518,6 +542,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     sol = _solution(args, game)
     pv = sol.lookup(state)
     moves = sol.moves(state)
+    line, ending = sol.line(state) if args.line else ([], "")
+    if args.svg is not None:
+        from analysis.boards import write_svg
+
+        write_svg(game.picture(state), args.svg, title=game.variant.label())
     if args.json:
         obj: dict[str, Any] = {
             "game": game.name,
@@ -538,6 +567,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             obj["p_loss"] = pv.p_loss
         if pv.strategies is not None:
             obj["strategies"] = pv.strategies
+        if args.line:
+            obj["line"] = [{**_move_json(st), "player": st.player + 1, "why": st.why} for st in line]
+            obj["line_end"] = ending
         print(json.dumps(obj))
         return 0
     print(game.render(state))
@@ -553,6 +585,13 @@ def cmd_show(args: argparse.Namespace) -> int:
             pv.kind, "moves (value for the mover after playing it, best first):"))
         for m in moves:
             print("  " + _describe_move(m))
+    if args.line:
+        print(f"principal variation ({len(line)} plies; each move's value for its mover):")
+        for i, st in enumerate(line, 1):
+            note = "" if st.why == "best" else f"  ({st.why})"
+            print(f"  {i:>3}. {_player(st.player)}: {_describe_move(st)}{note}")
+        print({"game over": "  the game is over", "repeats": "  a position repeats: endless play (draw)",
+               "limit": "  stopped after 500 plies"}[ending])
     return 0
 
 
@@ -800,6 +839,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 COMMANDS = {
     "list": cmd_list,
     "check": cmd_check,
+    "serve": cmd_serve,
     "solve": cmd_solve,
     "show": cmd_show,
     "play": cmd_play,

@@ -21,12 +21,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
-from typing import Any, ClassVar, Generic, Hashable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Hashable, Mapping, Sequence, TypeVar
 
 import numpy as np
 
 from solver.core.variant import Param, Variant, make_variant
 from solver.errors import IllegalMoveError
+
+if TYPE_CHECKING:
+    from solver.core.picture import Picture
 
 State = TypeVar("State", bound=Hashable)
 Action = Hashable
@@ -250,6 +253,15 @@ class Game(ABC, Generic[State]):
     def render(self, state: State) -> str:
         """A text picture of the position (default: the state's ``repr``)."""
         return repr(state)
+
+    def picture(self, state: State) -> "Picture":
+        """A game-independent description of the position for drawing (``analysis.boards``).
+
+        This default holds only the text of :meth:`render`, drawn as monospace lines; games
+        override it with their board (see :mod:`solver.core.picture`)."""
+        from solver.core.picture import Picture  # lazy: keeps this module free of import cycles
+
+        return Picture.of_text(self.render(state))
 
     def action_name(self, state: State, action: Action) -> str:
         """A readable, typeable name for ``action`` in ``state`` (e.g. ``b2-b3``)."""

@@ -61,6 +61,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
@@ -479,6 +480,12 @@ class Blam(Game[BlamState]):
                     cells.append(" .")
             lines.append(f"{r + 1:>2} " + " ".join(cells))
         lines.append("   " + " ".join(f" {chr(ord('a') + c)}" for c in range(self.cols)))
+        lines.extend(self._status_lines(state))
+        return "\n".join(lines)
+
+    def _status_lines(self, state: BlamState) -> list[str]:
+        """Each player's stash, treasure and score, then who is to move (or the results)."""
+        lines: list[str] = []
         scores = self.scores(state)
         for p in range(self.num_players):
             st = " ".join(f"{n}{l}" for n, l in zip(state.stash[p], SIZE_LETTERS))
@@ -490,7 +497,21 @@ class Blam(Game[BlamState]):
                 f"player {p + 1} {res.name.lower()}" for p, res in enumerate(out.results)))
         else:
             lines.append(f"to move: player {state.mover + 1}")
-        return "\n".join(lines)
+        return lines
+
+    def picture(self, state: BlamState) -> Picture:
+        """The board for drawing: each pyramid in its owner's colour ``p1``..``p4`` (labelled
+        with the player's number); the caption holds every stash, treasure and score and who is
+        to move."""
+        cells: list[tuple[Piece, ...]] = []
+        for v in state.board:
+            if v:
+                owner, size = divmod(v - 1, 3)
+                cells.append((Piece(f"p{owner + 1}", size, str(owner + 1)),))
+            else:
+                cells.append(())
+        return Picture("grid", self.rows, self.cols, tuple(cells),
+                       caption=tuple(self._status_lines(state)))
 
     # --- the batch path ---------------------------------------------------------------
     @cached_property

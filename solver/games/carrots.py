@@ -70,8 +70,10 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from solver.core import dice
-from solver.core.dice import BLACK, BLUE, COLOUR_LETTERS, GREEN, RED, SIZE_LETTERS, YELLOW
+from solver.core.dice import (BLACK, BLUE, COLOUR_LETTERS, COLOUR_NAMES, GREEN, RED, SIZE_LETTERS,
+                              YELLOW)
 from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.picture import Piece, Picture
 from solver.core.arrays import ranges as _ranges
 from solver.games._carrots_jit import decision_kernel
 from solver.core.symmetry import cell_name, parse_cell
@@ -896,22 +898,64 @@ class Carrots(Game[CarrotsState]):
             raise first_error from None
         return self.effective_roll(state, roll)
 
+    def _status_lines(self, state: CarrotsState) -> list[str]:
+        """Whose turn it is and the roll (or the winner, or the wall still to set up), then the
+        square of the pyramid last moved."""
+        if state.roll == SETUP:
+            return ["wall not set up yet (chance: the wall arrangement)"]
+        lines: list[str] = []
+        who = PLAYER_NAMES[state.to_move]
+        if self.node_kind(state) == NodeKind.TERMINAL:
+            lines.append(f"game over: {PLAYER_NAMES[self.winner(state)]} win")
+        elif state.roll == TO_ROLL:
+            lines.append(f"{who} to roll")
+        else:
+            lines.append(f"{who} to move, roll {self.roll_label(state.roll)}")
+        if state.last >= 0:
+            lines.append(f"last moved: {cell_name(state.last, self.n)}")
+        return lines
+
+    def _off_board_line(self, state: CarrotsState) -> str:
+        """The pyramids of the players' colours that are not on the board."""
+        off = [
+            f"{piece_name(code)}x{k}"
+            for code in self.piece_types
+            if (k := self.off_board(state.board, code)) > 0
+        ]
+        return "off board: " + (" ".join(off) if off else "none")
+
+    def picture(self, state: CarrotsState) -> Picture:
+        """The board for drawing: pyramids in their dice colours (``red``, ``yellow``, ``green``,
+        ``blue``; the wall pyramids ``black``), labelled with the colour letter; ``\\`` on the
+        empty squares of the anti-diagonal (the wall line); the square of the pyramid last
+        moved highlighted. The caption says whose turn it is and the roll, the pyramids off the
+        board, and which colours each player grows."""
+        n = self.n
+        cells: list[tuple[Piece, ...]] = []
+        labels: list[str] = []
+        for sq, code in enumerate(state.board):
+            if code:
+                colour = piece_colour(code)
+                cells.append((Piece(COLOUR_NAMES[colour], piece_size(code), COLOUR_LETTERS[colour]),))
+                labels.append("")
+            else:
+                cells.append(())
+                r, c = divmod(sq, n)
+                labels.append("\\" if r + c == n - 1 else "")
+        caption = self._status_lines(state)
+        if state.roll != SETUP:
+            caption.append(self._off_board_line(state))
+        caption.append("; ".join(
+            f"{PLAYER_NAMES[p]} ({cell_name(self.corner[p], n)}): "
+            + "+".join(COLOUR_NAMES[c] for c in self.player_colours[p])
+            for p in range(2)
+        ))
+        return Picture("grid", n, n, tuple(cells), tuple(labels),
+                       highlight=(state.last,) if state.last >= 0 else (), caption=tuple(caption))
+
     def render(self, state: CarrotsState) -> str:
         n = self.n
-        lines = []
-        if state.roll == SETUP:
-            lines.append("wall not set up yet (chance: the wall arrangement)")
-        else:
-            who = PLAYER_NAMES[state.to_move]
-            kind = self.node_kind(state)
-            if kind == NodeKind.TERMINAL:
-                lines.append(f"game over: {PLAYER_NAMES[self.winner(state)]} win")
-            elif state.roll == TO_ROLL:
-                lines.append(f"{who} to roll")
-            else:
-                lines.append(f"{who} to move, roll {self.roll_label(state.roll)}")
-            if state.last >= 0:
-                lines.append(f"last moved: {cell_name(state.last, n)}")
+        lines = self._status_lines(state)
         for r in range(n - 1, -1, -1):
             row = []
             for c in range(n):
@@ -923,12 +967,7 @@ class Carrots(Game[CarrotsState]):
             lines.append(f"{r + 1:>2} " + " ".join(row))
         lines.append("   " + " ".join(f" {chr(ord('a') + c)}" for c in range(n)))
         if state.roll != SETUP:
-            off = [
-                f"{piece_name(code)}x{k}"
-                for code in self.piece_types
-                if (k := self.off_board(state.board, code)) > 0
-            ]
-            lines.append("off board: " + (" ".join(off) if off else "none"))
+            lines.append(self._off_board_line(state))
         return "\n".join(lines)
 
     def describe_state(self, state: CarrotsState) -> str:

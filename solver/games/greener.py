@@ -44,6 +44,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.picture import Piece, Picture
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
@@ -59,6 +60,8 @@ PASS = "pass"
 MAX_SETUPS = 5_000_000
 
 _LETTER = {BLACK: "B", WHITE: "W", GREEN: "G"}
+#: colour keys of :class:`solver.core.picture.Piece`
+_COLOUR_KEY = {BLACK: "black", WHITE: "white", GREEN: "green"}
 _LAYOUT_CODE = {"B": BLACK_PYRAMID, "W": WHITE_PYRAMID, "G": GREEN_PYRAMID}
 _LAYOUT_LETTER = {code: letter for letter, code in _LAYOUT_CODE.items()}
 
@@ -786,14 +789,38 @@ class Greener(Game[GreenerState]):
             cells = " ".join(texts[r * self.cols + c].rjust(width) for c in range(self.cols))
             lines.append(f"{r + 1:>2} {cells}")
         lines.append("   " + " ".join(chr(ord("a") + c).rjust(width) for c in range(self.cols)))
+        lines.append(self._status_line(state))
+        return "\n".join(lines)
+
+    def _status_line(self, state: GreenerState) -> str:
+        """Who is to move (or that the game is over) and the greens each side holds."""
         b, w = self.scores(state)
         who = "Black" if state.to_move == BLACK else "White"
         if state.passes >= 2:
-            lines.append(f"game over (both passed); greens Black {b}, White {w}")
-        else:
-            note = " (the previous player passed)" if state.passes == 1 else ""
-            lines.append(f"{who} to move{note}; greens Black {b}, White {w}")
-        return "\n".join(lines)
+            return f"game over (both passed); greens Black {b}, White {w}"
+        note = " (the previous player passed)" if state.passes == 1 else ""
+        return f"{who} to move{note}; greens Black {b}, White {w}"
+
+    def picture(self, state: GreenerState) -> Picture:
+        """The board for drawing: each stack as its top pyramid (``black``/``white``/``green``,
+        drawn large: sizes do not matter in Greener) labelled ``h3 g1`` (height, greens) when it
+        is taller than one; the caption says who is to move and the greens each side holds.
+        The setup=all chance root has no board: a text picture of :meth:`render`."""
+        if state.root:
+            return Picture.of_text(self.render(state))
+        cells: list[tuple[Piece, ...]] = []
+        labels: list[str] = []
+        for code in state.board:
+            parts = stack_parts(code)
+            if parts is None:
+                cells.append(())
+                labels.append("")
+                continue
+            colour, height, greens = parts
+            cells.append((Piece(_COLOUR_KEY[colour], 2, _LETTER[colour]),))
+            labels.append(f"h{height} g{greens}" if height > 1 else "")
+        return Picture("grid", self.rows, self.cols, tuple(cells), tuple(labels),
+                       caption=(self._status_line(state),))
 
     def action_name(self, state: GreenerState, action: Action) -> str:
         if state.root:

@@ -53,6 +53,7 @@ from typing import ClassVar, NamedTuple, Union
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
@@ -561,6 +562,33 @@ class Override(Game[OverrideState]):
             status = f"game over: {COLOURS[w]} (player {w + 1}) wins"
         rows.append(f"supply {supply}; last move {last}; {status}")
         return "\n".join(rows)
+
+    def picture(self, state: OverrideState) -> Picture:
+        """The board for drawing: stacks bottom to top in colours ``A``/``B``, ``+`` on the empty
+        centre that cannot be placed on, the last move's squares highlighted; the caption holds
+        the supply and who is to move (or who won)."""
+        n = self.size
+        cells = tuple(
+            tuple(Piece(COLOURS[piece_colour(p)], piece_size(p), COLOURS[piece_colour(p)]) for p in st)
+            for st in state.stacks
+        )
+        labels = [""] * self.cells
+        if self.centre is not None and not state.stacks[self.centre]:
+            labels[self.centre] = "+"
+        left = self.supply(state)
+        caption = ["supply " + ", ".join(
+            f"{COLOURS[c]}: " + " ".join(f"{SIZES[s]}{left[piece(c, s)]}" for s in range(NUM_SIZES))
+            for c in range(2)
+        )]
+        if state.last is not None:
+            caption.append(f"last move {self.cell_name(state.last[0])}-{self.cell_name(state.last[1])}")
+        w = self.winner(state)
+        if w is None:
+            caption.append(f"{COLOURS[state.player]} (player {state.player + 1}) to move")
+        else:
+            caption.append(f"game over: {COLOURS[w]} (player {w + 1}) wins")
+        return Picture("grid", n, n, cells, tuple(labels),
+                       highlight=() if state.last is None else tuple(state.last), caption=tuple(caption))
 
     # --- the batch path ---------------------------------------------------------------
     def _tables(self) -> dict[str, np.ndarray]:

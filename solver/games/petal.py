@@ -75,6 +75,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.picture import Piece, Picture
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
 from solver.games._petal_jit import expand_kernel
@@ -547,6 +548,12 @@ class Petal(Game[PetalState]):
             "      " + " ".join(cells) + "   (ring: petal "
             + f"{n - 1} touches 0; opposite = +{self.half})",
         ]
+        lines.extend(self._status_lines(state))
+        return "\n".join(lines)
+
+    def _status_lines(self, state: PetalState) -> list[str]:
+        """Each player's supply and sequencing stack, then who is to move (or the winner)."""
+        lines: list[str] = []
         for p in range(2):
             sup = " ".join(f"{self.supply(state.board, p, s)}{SIZE_LETTERS[s]}" for s in range(3))
             st = state.stacks[p]
@@ -564,7 +571,20 @@ class Petal(Game[PetalState]):
         else:
             lines.append(f"to move: player {self.mover(state) + 1}, {state.left} action(s) left this turn "
                          f"(round started by player {state.lead + 1})")
-        return "\n".join(lines)
+        return lines
+
+    def picture(self, state: PetalState) -> Picture:
+        """The ring for drawing: petal ``i`` is cell ``i``, each pyramid in its owner's colour
+        ``p1``/``p2`` (labelled with the player's number); the caption holds the supplies, the
+        sequencing stacks and who is to move."""
+        cells: list[tuple[Piece, ...]] = []
+        for c in state.board:
+            if c:
+                owner, size = divmod(c - 1, 3)
+                cells.append((Piece(f"p{owner + 1}", size, str(owner + 1)),))
+            else:
+                cells.append(())
+        return Picture("ring", 1, self.n, tuple(cells), caption=tuple(self._status_lines(state)))
 
     # --- the batch path (compiled) ----------------------------------------------------
     @cached_property

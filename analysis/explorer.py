@@ -1,0 +1,313 @@
+"""The explorer: a local web page to walk the game tree of any solved variant (``pyramids serve``).
+
+Built on Flask (the Pallets project's small, well-kept WSGI framework: routing, escaping templates
+and a test client, with nothing to configure). Pages are rendered on the server, so every state is
+a plain link: the board as a picture (:mod:`analysis.boards`), every legal move coloured by its
+value for the mover (win green, tie yellow, draw blue, lose red; expected results and
+probabilities in chance games; the optimal mixed strategies at secret choices), undo / redo /
+start, the value history of the moves played, the principal variation from here, and a link that
+reproduces the position (``?moves=...``). It reads tables and never writes them; it serves only
+its own page (no script, font or image is loaded from anywhere).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from flask import Flask, Response, request
+
+from solver.errors import PyramidsError
+
+#: value -> colour of the explorer and the value history
+COLOURS = {"win": "#1a9641", "tie": "#d9b300", "draw": "#2c7bb6", "lose": "#d7191c", None: "#777777"}
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.2em; color: #222; max-width: 72em; }
+a { color: #14509e; }
+.row { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+.board svg { width: 26em; height: auto; border: 1px solid #ccc; background: #fff; }
+table { border-collapse: collapse; }
+td, th { padding: 0.15em 0.6em; text-align: left; }
+.move { font-family: monospace; font-weight: bold; text-decoration: none; padding: 0.1em 0.4em;
+        border-radius: 0.3em; color: #fff; }
+.value-win { background: #1a9641; } .value-tie { background: #b89600; }
+.value-draw { background: #2c7bb6; } .value-lose { background: #d7191c; }
+.value-none { background: #555; }
+.nav a, .nav span { margin-right: 1em; }
+.muted { color: #777; }
+.error { color: #b00; font-weight: bold; }
+pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
+"""
+
+
+#: characters of a variant id kept as they are in links (its parameters stay readable)
+_SAFE = "=,+~.-_"
+
+
+class ExplorerError(Exception):
+    """A bad request: shown as a short page with ``status`` and a link back."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def find_tables(root: Path) -> list[dict[str, Any]]:
+    """The solved variants under ``root``: ``{"game", "variant_id", "label", "meta"}`` each
+    (whole-graph tables and finished tiered tables; work folders and damaged files are skipped)."""
+    from solver.tables import read_meta
+
+    out = []
+    if not root.is_dir():
+        return out
+    for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for folder in sorted(p for p in game_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if folder.name.endswith(".tiered"):
+                continue
+            try:
+                if (folder / "tiers.json").exists():
+                    meta = json.loads((folder / "tiers.json").read_text())
+                elif (folder / "positions.parquet").exists():
+                    meta = read_meta(folder / "positions.parquet")
+                else:
+                    continue
+            except (OSError, ValueError, PyramidsError):
+                continue
+            if meta.get("game") != game_dir.name:
+                continue
+            out.append({"game": game_dir.name, "variant_id": folder.name,
+                        "label": meta.get("label") or folder.name, "meta": meta})
+    return out
+
+
+def _value_class(value: str | None) -> str:
+    return f"value-{value}" if value else "value-none"
+
+
+def _describe(pv: Any) -> str:
+    who = f"player {pv.to_move + 1}"
+    if pv.kind == "terminal":
+        return f"game over: {pv.value or f'{pv.expected:+.0f}'} for {who}"
+    if pv.value is None:
+        extra = f"; wins {pv.p_win:.2%}, loses {pv.p_loss:.2%}" if pv.p_win is not None else ""
+        return f"{who} to move ({pv.kind}): expected result {pv.expected:+.4f}{extra}"
+    rem = "" if pv.remoteness is None else f" in {pv.remoteness}"
+    margin = "" if pv.margin is None else f", margin {pv.margin:+d}"
+    return f"{who} to move: {pv.value}{rem}{margin}"
+
+
+def _move_text(m: Any) -> str:
+    if m.value is None:
+        prob = f"p={m.probability:.3f} " if m.probability is not None else ""
+        return f"{prob}expected {m.expected:+.4f}"
+    rem = "" if m.remoteness is None else f" in {m.remoteness}"
+    margin = "" if m.margin is None else f", margin {m.margin:+d}"
+    prob = f" (p={m.probability:.3f})" if m.probability is not None else ""
+    return f"{m.value}{rem}{margin}{prob}"
+
+
+def history_svg(points: list[tuple[int, Any]]) -> str:
+    """The value history: for each position along the moves played (x: move number), its
+    remoteness (y; draws at the top, marked) coloured by its value for the side to move; chance
+    games plot the expected result of the side to move instead."""
+    w, h, pad = 520, 170, 28
+    n = max(len(points) - 1, 1)
+    stochastic = any(pv.value is None and pv.expected is not None for _, pv in points)
+    rems = [pv.remoteness for _, pv in points if pv.remoteness is not None]
+    top = max(rems, default=1) or 1
+
+    def y_of(pv: Any) -> float:
+        if stochastic:
+            e = pv.expected if pv.expected is not None else 0.0
+            return pad + (1 - (e + 1) / 2) * (h - 2 * pad)
+        if pv.remoteness is None:  # endless play: drawn on the top line
+            return pad - 12
+        return pad + (1 - pv.remoteness / top) * (h - 2 * pad)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="history" viewBox="0 0 {w} {h}" '
+             f'width="{w}" height="{h}" role="img" aria-label="value history">',
+             f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>',
+             f'<text x="{pad}" y="{h - 8}" font-size="11">move 0</text>',
+             f'<text x="{w - pad - 50}" y="{h - 8}" font-size="11">move {len(points) - 1}</text>',
+             f'<text x="2" y="{pad}" font-size="11">{"+1" if stochastic else f"{top}"}</text>']
+    prev = None
+    for i, pv in points:
+        x = pad + (w - 2 * pad) * (i / n)
+        y = y_of(pv)
+        colour = COLOURS.get(pv.value, COLOURS[None])
+        if prev is not None:
+            parts.append(f'<line x1="{prev[0]:.1f}" y1="{prev[1]:.1f}" x2="{x:.1f}" y2="{y:.1f}" '
+                         'stroke="#bbb"/>')
+        label = pv.value or f"{pv.expected:+.3f}"
+        parts.append(f'<circle class="point" data-move="{i}" data-value="{escape(str(label))}" '
+                     f'cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>move {i}: '
+                     f'{escape(_describe(pv))}</title></circle>')
+        prev = (x, y)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def create_app(tables: str | Path = "tables") -> Flask:
+    """The explorer's Flask app over the tables under ``tables`` (read-only)."""
+    root = Path(tables)
+    app = Flask(__name__)
+
+    @lru_cache(maxsize=8)
+    def solution(game_name: str, variant_id: str):
+        from solver.api import load
+        from solver.games import make_game
+
+        entry = next((e for e in find_tables(root) if e["game"] == game_name and e["variant_id"] == variant_id),
+                     None)
+        if entry is None:
+            raise ExplorerError(f"no solved variant {game_name}/{variant_id} under {root}; "
+                                "solve it with `pyramids solve` first", 404)
+        meta = entry["meta"]
+        game = make_game(game_name, meta["variant"])
+        return load(game, out=root, symmetry=bool(meta.get("symmetry", True)))
+
+    def page(title: str, body: str, status: int = 200) -> Response:
+        html = (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{escape(title)}</title>"
+                f"<style>{CSS}</style></head><body>{body}</body></html>")
+        return Response(html, status=status, mimetype="text/html")
+
+    @app.errorhandler(ExplorerError)
+    def explorer_error(exc: ExplorerError):
+        return page("pyramids explorer: error", f"<p class='error'>{escape(str(exc))}</p>"
+                    "<p><a href='/'>back to the solved variants</a></p>", exc.status)
+
+    @app.errorhandler(404)
+    def not_found(_exc):
+        return page("pyramids explorer: not found", "<p class='error'>no such page</p>"
+                    "<p><a href='/'>back to the solved variants</a></p>", 404)
+
+    @app.errorhandler(Exception)
+    def any_error(exc: Exception):  # never a traceback page
+        if isinstance(exc, ExplorerError):
+            return explorer_error(exc)
+        status = getattr(exc, "code", 500) if isinstance(getattr(exc, "code", None), int) else 500
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return page("pyramids explorer: error", f"<p class='error'>{escape(msg)}</p>"
+                    "<p><a href='/'>back to the solved variants</a></p>", status)
+
+    @app.route("/")
+    def index():
+        entries = find_tables(root)
+        if not entries:
+            body = (f"<h1>pyramids explorer</h1><p>No solved tables under <code>{escape(str(root))}</code>. "
+                    "Solve a variant first, for example <code>pyramids solve override --preset 3x3</code>, "
+                    "then reload this page (or start the explorer with <code>--tables DIR</code>).</p>")
+            return page("pyramids explorer", body)
+        rows = []
+        for e in entries:
+            counts = e["meta"].get("counts", {})
+            href = f"/v/{quote(e['game'])}/{quote(e['variant_id'], safe=_SAFE)}"
+            rows.append(f"<tr><td><a class='variant' href='{href}'>{escape(e['label'])}</a></td>"
+                        f"<td>{counts.get('positions', 0):,} positions</td></tr>")
+        body = ("<h1>pyramids explorer</h1><p>Solved variants (pick one to walk its game tree):</p>"
+                f"<table>{''.join(rows)}</table>")
+        return page("pyramids explorer", body)
+
+    @app.route("/v/<game_name>/<variant_id>")
+    def variant(game_name: str, variant_id: str):
+        from analysis.boards import svg
+
+        sol = solution(game_name, variant_id)
+        game = sol.game
+        moves = [m for m in request.args.get("moves", "").split(",") if m.strip()]
+        redo = [m for m in request.args.get("redo", "").split(",") if m.strip()]
+        base = f"/v/{quote(game_name)}/{quote(variant_id, safe=_SAFE)}"
+
+        def link(ms: list[str], rd: list[str] | None = None) -> str:
+            q = {"moves": ",".join(ms)}
+            if rd:
+                q["redo"] = ",".join(rd)
+            return f"{base}?{urlencode(q)}"
+
+        states = [game.initial_state()]
+        for i, text in enumerate(moves):
+            try:
+                states.append(game.play([text], states[-1]))
+            except PyramidsError as exc:
+                raise ExplorerError(f"move {i + 1} ({text!r}) cannot be played: {exc}", 400) from None
+        state = states[-1]
+        pv = sol.lookup(state)
+        options = sol.moves(state)
+        nav = [f"<a id='start' href='{link([])}'>&laquo; start</a>"]
+        nav.append(f"<a id='undo' href='{link(moves[:-1], moves[-1:] + redo)}'>&#9664; undo</a>" if moves
+                   else "<span class='muted'>&#9664; undo</span>")
+        nav.append(f"<a id='redo' href='{link(moves + redo[:1], redo[1:])}'>redo &#9654;</a>" if redo
+                   else "<span class='muted'>redo &#9654;</span>")
+        nav.append(f"<a id='permalink' href='{link(moves)}'>link to this position</a>")
+        nav.append("<a href='/'>all variants</a>")
+        rows = []
+        for m in options:
+            cls = _value_class(m.value)
+            rows.append(f"<tr><td><a class='move {cls}' data-value='{escape(str(m.value))}' "
+                        f"data-remoteness='{'' if m.remoteness is None else m.remoteness}' "
+                        f"href='{link(moves + [m.move])}'>{escape(m.move)}</a></td>"
+                        f"<td>{escape(_move_text(m))}</td></tr>")
+        kind_title = {"chance": "Outcomes (probability; value for the side to move)",
+                      "simultaneous": "Joint choices (player 1's / player 2's; probability under optimal play)",
+                      }.get(pv.kind, "Moves (value for the mover after playing it, best first)")
+        strategies = ""
+        if pv.strategies:
+            strategies = "<h3>Optimal mixed strategies</h3><table>" + "".join(
+                f"<tr><th>player {p}</th><td>" + ", ".join(f"{escape(a)} {x:.3f}" for a, x in mix.items())
+                + "</td></tr>" for p, mix in pv.strategies.items()) + "</table>"
+        line, ending = sol.line(state, max_plies=60)
+        pv_items = "".join(
+            f"<li><span class='move {_value_class(st.value)}'>{escape(st.move)}</span> player "
+            f"{st.player + 1}: {escape(_move_text(st))}"
+            + ("" if st.why == "best" else f" <i>({escape(st.why)})</i>") + "</li>" for st in line)
+        end_text = {"game over": "the game is over", "repeats": "a position repeats: endless play",
+                    "limit": "(continues)"}[ending]
+        history = history_svg([(i, sol.lookup(s)) for i, s in enumerate(states)])
+        played = " ".join(f"<a href='{link(moves[:i + 1])}'>{i + 1}.&nbsp;{escape(m)}</a>"
+                          for i, m in enumerate(moves)) or "<span class='muted'>none yet</span>"
+        body = (
+            f"<h1>{escape(sol.meta.get('label', game.variant.label()))}</h1>"
+            f"<p class='nav'>{''.join(nav)}</p>"
+            f"<div class='row'><div class='board'>{svg(game.picture(state))}</div>"
+            f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
+            f"{escape(_describe(pv))}</p>"
+            f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>"
+            f"{strategies}</div></div>"
+            f"<h3>Moves played</h3><p id='played'>{played}</p>"
+            f"<h3>Value history</h3>{history}"
+            f"<h3>Perfect play from here</h3><ol id='line'>{pv_items}</ol><p class='muted'>{end_text}</p>"
+            f"<details><summary>position as text</summary><pre>{escape(game.render(state))}</pre></details>"
+        )
+        return page(f"{game.variant.label()} - pyramids explorer", body)
+
+    return app
+
+
+def serve(port: int = 8765, tables: str | Path = "tables", host: str = "127.0.0.1",
+          ready: Any = None) -> None:
+    """Serve the explorer until interrupted (one line names the address). ``ready``: called with
+    the server once it listens (tests)."""
+    from werkzeug.serving import make_server
+
+    import socket
+
+    app = create_app(tables)
+    try:  # werkzeug exits the process on a port in use: ask first, and say it in one line
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+        server = make_server(host, port, app, threaded=True)
+    except (OSError, SystemExit) as exc:
+        why = getattr(exc, "strerror", None) or "in use"
+        raise PyramidsError(f"port {port} on {host} is not free ({why}); pick another with --port") from None
+    print(f"explorer at http://{host}:{server.server_port}/ (tables: {tables}); Ctrl-C stops", flush=True)
+    if ready is not None:
+        ready(server)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()

@@ -1,0 +1,184 @@
+"""The explorer (`pyramids serve`): pages from the tables, bad input as 4xx pages, and a real
+headless Chromium clicking through a game (the screenshot is kept in .artifacts/)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from solver.api import make_game, solve
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / ".artifacts"
+BLAM = dict(rows=3, cols=3, per_size=1)
+BLAM_ID = "rows=3,cols=3,players=2,per_size=1,chain=on,push_smaller_only=off,tiebreak=none"
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tables")
+    solve(make_game("blam", **BLAM), out=root)
+    solve(make_game("petal", petals=4, run=2, per_size=1), out=root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def client(tables):
+    from analysis.explorer import create_app
+
+    return create_app(tables).test_client()
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.moves: list[dict[str, str]] = []
+        self.srcs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "a" and "move" in (a.get("class") or ""):
+            self.moves.append(a)
+        for key in ("src", "href"):
+            if key in a and tag in ("script", "img", "link", "iframe"):
+                self.srcs.append(a[key])
+
+
+def test_index_lists_the_solved_variants(client):
+    html = client.get("/").get_data(as_text=True)
+    assert "blam(rows=3, cols=3" in html and "petal(petals=4" in html
+    assert f"href='/v/blam/{BLAM_ID}'" in html
+
+
+def test_variant_page_shows_values_from_the_table(client, tables):
+    sol = solve(make_game("blam", **BLAM), out=tables)
+    r = client.get(f"/v/blam/{BLAM_ID}")
+    assert r.status_code == 200
+    html = r.get_data(as_text=True)
+    assert "player 1 to move: win in 9, margin +6" in html  # the table's root
+    parser = _Links()
+    parser.feed(html)
+    expected = sol.moves(sol.game.initial_state())
+    assert [m["data-value"] for m in parser.moves] == [m.value for m in expected]
+    assert [m["data-remoteness"] for m in parser.moves] == [str(m.remoteness) for m in expected]
+    assert not parser.srcs  # nothing is loaded from anywhere
+    assert "<svg" in html and 'class="history"' in html
+    # after a move, the page follows it; undo and redo links carry the moves
+    first = expected[0].move
+    html = client.get(f"/v/blam/{BLAM_ID}?moves={first}").get_data(as_text=True)
+    assert "player 2 to move: lose in 8" in html
+    assert re.search(r"id='undo' href='[^']*redo=" + re.escape(first.replace("@", "%40")), html)
+
+
+def test_simultaneous_page_shows_the_mixed_strategies(client):
+    html = client.get("/v/petal/" + "petals=4,run=2,per_size=1,opening=large-opposite,tie_start=alternate,"
+                      "actions=up-to,sequencing=secret,bump_origin=occupied").get_data(as_text=True)
+    assert "Optimal mixed strategies" in html and "Joint choices" in html
+
+
+@pytest.mark.parametrize("url,status,words", [
+    ("/v/blam/no-such-variant", 404, "no solved variant"),
+    ("/v/nogame/x", 404, "no solved variant"),
+    (f"/v/blam/{BLAM_ID}?moves=Z@z9", 400, "cannot be played"),
+    ("/nowhere", 404, "no such page"),
+])
+def test_bad_urls_are_short_4xx_pages(client, url, status, words):
+    r = client.get(url)
+    assert r.status_code == status
+    html = r.get_data(as_text=True)
+    assert words in html and "Traceback" not in html and "href='/'" in html
+
+
+def test_no_tables_says_how_to_solve_one(tmp_path):
+    from analysis.explorer import create_app
+
+    html = create_app(tmp_path / "empty").test_client().get("/").get_data(as_text=True)
+    assert "pyramids solve override --preset 3x3" in html
+
+
+def test_port_in_use_is_one_line(capsys, tmp_path):
+    import socket
+
+    from tests.clirun import run
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        code, _, err = run(capsys, "serve", "--port", str(port), "--tables", str(tmp_path))
+    assert code == 2 and f"port {port}" in err and "--port" in err and err.count("\n") == 1
+
+
+# --- a real browser ---------------------------------------------------------------------------
+def _chrome():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    assert binary and driver, ("the browser test needs Debian's chromium and chromium-driver: "
+                               "apt-get install chromium chromium-driver (.ci/run does)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = binary
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-quic", "--window-size=1200,1400"):
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def test_browser_plays_a_line_by_clicking(tables):
+    from selenium.webdriver.common.by import By
+
+    from analysis.explorer import serve
+
+    started = threading.Event()
+    holder = {}
+
+    def ready(server):
+        holder["server"] = server
+        started.set()
+
+    t = threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True)
+    t.start()
+    assert started.wait(30)
+    base = f"http://127.0.0.1:{holder['server'].server_port}"
+    sol = solve(make_game("blam", **BLAM), out=tables)
+    game = sol.game
+    driver = _chrome()
+    try:
+        driver.get(base + "/")
+        driver.find_element(By.CSS_SELECTOR, "a.variant[href*='blam']").click()
+        states = [game.initial_state()]
+
+        def check_value_shown(state):
+            pv = sol.lookup(state)
+            shown = driver.find_element(By.ID, "value").text
+            assert shown.startswith(f"player {pv.to_move + 1} to move: {pv.value} in {pv.remoteness}"), shown
+
+        for _ in range(4):  # click the best move four times, checking the values shown
+            check_value_shown(states[-1])
+            first = driver.find_elements(By.CSS_SELECTOR, "#moves a.move")[0]
+            best = sol.moves(states[-1])[0]
+            assert first.text == best.move and first.get_attribute("data-value") == best.value
+            first.click()
+            states.append(game.play([best.move], states[-1]))
+        check_value_shown(states[4])
+        driver.find_element(By.ID, "undo").click()
+        check_value_shown(states[3])
+        assert driver.find_element(By.ID, "redo").tag_name == "a"  # a link now: the move undone
+        # every resource the page loaded came from this machine
+        names = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert all(n.startswith(base) for n in names), names
+        assert driver.find_elements(By.CSS_SELECTOR, ".board svg")
+        assert len(driver.find_elements(By.CSS_SELECTOR, "svg.history circle.point")) == 4  # 0..3 after undo
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert driver.save_screenshot(str(ARTIFACTS / "explorer-blam-3x3.png"))
+    finally:
+        driver.quit()
+        holder["server"].shutdown()
