@@ -204,6 +204,23 @@ def _stack(picture: Picture, cell: int, x0: float, y0: float) -> list[str]:
     return out
 
 
+def _marks(picture: Picture, boxes: dict[int, tuple[float, float]]) -> list[str]:
+    """The picture's marks: small dots in a row along the bottom of their cell's box (several
+    moves to one cell: several dots), each with its tooltip."""
+    out: list[str] = []
+    used: dict[int, int] = {}
+    for cell, colour, title in picture.marks:
+        k = used.get(cell, 0)
+        used[cell] = k + 1
+        x0, y0 = boxes[cell]
+        col, row = k % 6, k // 6
+        out.append(_open("circle", [
+            ("class", "mark"), ("data-cell", picture.cell_name(cell)), ("cx", x0 + 7 + 10 * col),
+            ("cy", y0 + CELL - 7 - 10 * row), ("r", 4.2), ("fill", colour), ("stroke", "#FFFFFF"),
+            ("stroke-width", 1.0)]) + f"<title>{_xml_text(title)}</title></circle>")
+    return out
+
+
 def _cell_label(picture: Picture, cell: int, x0: float, y0: float) -> str | None:
     """The label of ``cell``: large in the middle of an empty cell, small in the top left
     corner of an occupied one."""
@@ -255,6 +272,7 @@ def _grid(picture: Picture, top: float) -> tuple[list[str], float, float]:
         if label:
             out.append(label)
         out.extend(_stack(picture, cell, x0, y0))
+    out.extend(_marks(picture, boxes))
     return out, left + cols * CELL + PAD, bottom + COORD
 
 
@@ -298,6 +316,7 @@ def _ring(picture: Picture, top: float) -> tuple[list[str], float, float]:
         if label:
             out.append(label)
         out.extend(_stack(picture, i, x0, y0))
+    out.extend(_marks(picture, {i: (px - CELL / 2, py - CELL / 2) for i, (px, py, _) in centres.items()}))
     return out, 2 * (PAD + reach) - PAD, top + 2 * reach
 
 

@@ -12,7 +12,9 @@ its own page (no script, font or image is loaded from anywhere).
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from functools import lru_cache
 from html import escape
 from pathlib import Path
@@ -111,6 +113,23 @@ def _move_text(m: Any) -> str:
     return f"{m.value}{rem}{margin}{prob}"
 
 
+def target_cell(picture: Any, move: str) -> int | None:
+    """The cell a move's name leads to, when it names one: the last square (``AL@b2``,
+    ``b2-b3``, ``plant rS@b2``) on a grid, the petal after ``@`` or ``-`` (``spawn@3``, ``2-3>4``)
+    on a ring; ``None`` otherwise (``pass``, rolls, orders)."""
+    if picture.layout == "grid":
+        found = re.findall(r"(?<![A-Za-z])([a-z])(\d+)(?!\d)", move)
+        if not found:
+            return None
+        letter, digits = found[-1]
+        col, row = ord(letter) - ord("a"), int(digits) - 1
+        return row * picture.cols + col if 0 <= col < picture.cols and 0 <= row < picture.rows else None
+    if picture.layout == "ring":
+        m = re.search(r"[@-](\d+)", move)
+        return int(m.group(1)) if m and int(m.group(1)) < picture.cols else None
+    return None
+
+
 def history_svg(points: list[tuple[int, Any]]) -> str:
     """The value history: for each position along the moves played (x: move number), its
     remoteness (y; draws at the top, marked) coloured by its value for the side to move; chance
@@ -150,6 +169,16 @@ def history_svg(points: list[tuple[int, Any]]) -> str:
         prev = (x, y)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _with_moves(picture: Any, options: list[Any]) -> Any:
+    """The picture with a dot per legal move on the cell it leads to, coloured by its value."""
+    marks = []
+    for m in options:
+        cell = target_cell(picture, m.move)
+        if cell is not None and m.value is not None:
+            marks.append((cell, COLOURS[m.value], f"{m.move}: {_move_text(m)}"))
+    return dataclasses.replace(picture, marks=tuple(marks)) if marks else picture
 
 
 def create_app(tables: str | Path = "tables") -> Flask:
@@ -273,7 +302,7 @@ def create_app(tables: str | Path = "tables") -> Flask:
         body = (
             f"<h1>{escape(sol.meta.get('label', game.variant.label()))}</h1>"
             f"<p class='nav'>{''.join(nav)}</p>"
-            f"<div class='row'><div class='board'>{svg(game.picture(state))}</div>"
+            f"<div class='row'><div class='board'>{svg(_with_moves(game.picture(state), options))}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
             f"{escape(_describe(pv))}</p>"
             f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>"

@@ -67,6 +67,11 @@ def test_variant_page_shows_values_from_the_table(client, tables):
     assert [m["data-value"] for m in parser.moves] == [m.value for m in expected]
     assert [m["data-remoteness"] for m in parser.moves] == [str(m.remoteness) for m in expected]
     assert not parser.srcs  # nothing is loaded from anywhere
+    # each move is also a dot on the square it places on, in its value's colour
+    from analysis.explorer import COLOURS
+
+    marks = re.findall(r'<circle class="mark" data-cell="([a-z]\d)"[^>]*fill="(#[0-9A-Fa-f]{6})"', html)
+    assert sorted(marks) == sorted((m.move.split("@")[1], COLOURS[m.value]) for m in expected)
     assert "<svg" in html and 'class="history"' in html
     # after a move, the page follows it; undo and redo links carry the moves
     first = expected[0].move

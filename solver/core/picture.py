@@ -83,6 +83,9 @@ class Picture:
         Lines under the board: supplies, stashes, scores, the roll, who is to move.
     text : tuple of str
         The lines of the text layout (drawn in a monospace font).
+    marks : tuple of (cell, colour, title)
+        Small dots drawn in cells, e.g. the explorer's legal moves coloured by their value
+        (``colour`` a ``#rrggbb`` string, ``title`` the tooltip: the move and its value).
     """
 
     layout: Layout
@@ -93,6 +96,7 @@ class Picture:
     highlight: tuple[int, ...] = ()
     caption: tuple[str, ...] = ()
     text: tuple[str, ...] = ()
+    marks: tuple[tuple[int, str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:
@@ -111,9 +115,9 @@ class Picture:
                 raise ValueError(f"a cell must be a tuple of Piece (bottom to top), got {stack!r}")
         if self.labels and len(self.labels) != n:
             raise ValueError(f"{len(self.labels)} labels given for {n} cells (give one per cell, or none)")
-        bad = [i for i in self.highlight if not 0 <= i < n]
+        bad = [i for i in self.highlight if not 0 <= i < n] + [m[0] for m in self.marks if not 0 <= m[0] < n]
         if bad:
-            raise ValueError(f"highlighted cells {bad} are not cells of the picture (0..{n - 1})")
+            raise ValueError(f"highlighted or marked cells {bad} are not cells of the picture (0..{n - 1})")
 
     @classmethod
     def of_text(cls, text: str, caption: tuple[str, ...] = ()) -> "Picture":
