@@ -187,3 +187,30 @@ def test_browser_plays_a_line_by_clicking(tables):
     finally:
         driver.quit()
         holder["server"].shutdown()
+
+
+def test_browser_renders_a_report(tables, tmp_path):
+    """A report's HTML in the browser: it renders, every image loads, nothing leaves the machine."""
+    from selenium.webdriver.common.by import By
+
+    from analysis.report import write_report
+
+    sol = solve(make_game("blam", **BLAM), out=tables)
+    path = write_report(sol, tmp_path / "report")
+    html = Path(path).with_suffix(".html")
+    assert html.exists()
+    driver = _chrome()
+    try:
+        driver.get(html.as_uri())
+        assert "Blam" in driver.title or "blam" in driver.title
+        images = driver.find_elements(By.TAG_NAME, "img")
+        assert images, "the report has figures"
+        for img in images:
+            loaded = driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0", img)
+            assert loaded, img.get_attribute("src")[:80]
+        names = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert all(n.startswith(("file:", "data:")) for n in names), names
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert driver.save_screenshot(str(ARTIFACTS / "report-blam-3x3.png"))
+    finally:
+        driver.quit()
