@@ -83,7 +83,8 @@ DEFAULT_TIERED_CASES = [
 ]
 
 
-def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1) -> dict:
+def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
+                    low_memory: bool | None = None) -> dict:
     """Solve one preset tier by tier (:mod:`solver.engines.tiered`) in this process (and, with
     ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict."""
     from solver.engines.tiered import solve_tiered
@@ -93,14 +94,14 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1) -> 
     game = cls.from_params(cls.presets[preset])
     base_rss = _rss_bytes()
     t0 = time.perf_counter()
-    folder = solve_tiered(game, out=out, force=True, workers=workers)
+    folder = solve_tiered(game, out=out, force=True, workers=workers, low_memory=low_memory)
     t1 = time.perf_counter()
     with open(folder / "tiers.json") as fh:
         meta = json.load(fh)
     size = sum(f.stat().st_size for f in (folder / "tiers").glob("*.parquet"))
     biggest = max(meta["tiers"], key=lambda t: t["positions"])
     return {
-        "case": f"{game_name} {preset}",
+        "case": f"{game_name} {preset}" + (" passes" if low_memory else ""),
         "positions": meta["counts"]["positions"],
         "edges": meta["counts"]["edges"],
         "tiers": len(meta["tiers"]),
@@ -126,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1,
                         help="tiered: threads solving tiers at once (default 1, so that one tier is in "
                              "memory at a time)")
+    parser.add_argument("--low-memory", action="store_true",
+                        help="tiered: solve every tier by passes instead of reverse lists (the "
+                             "low-memory mode)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -133,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         game_name, preset = args.child.split(":")
         with tempfile.TemporaryDirectory() as tmp:
             if args.tiered:
-                print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers)))
+                print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers,
+                                                 True if args.low_memory else None)))
             else:
                 print(json.dumps(run_case(game_name, preset, tmp)))
         return 0
@@ -142,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
 
     cases = [tuple(c.split(":", 1)) for c in args.case] or (DEFAULT_TIERED_CASES if args.tiered else DEFAULT_CASES)
     child_flags = ["--tiered", "--workers", str(args.workers)] if args.tiered else []
+    if args.tiered and args.low_memory:
+        child_flags.append("--low-memory")
     rows = []
     for game_name, preset in cases:
         try:
