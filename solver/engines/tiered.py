@@ -457,16 +457,31 @@ def _release_children(run: Run, info: TierInfo) -> None:
 
 
 def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
+    """A finished tier's columns as numpy arrays, read row group by row group into arrays of
+    their final size (a whole-file read would hold the file's columns twice at its peak)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     path = run.tiers_dir / tier_file(tier)
-    cols = ["key", "player", "value", "remoteness"] + (["margin"] if scored else [])
-    df = pl.read_parquet(path, columns=cols)
-    return _ChildTier(
-        keys=df["key"].to_numpy(),
-        player=df["player"].to_numpy(),
-        value=df["value"].to_numpy(),
-        remoteness=df["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.uint16),
-        margin=df["margin"].to_numpy() if scored else None,
-    )
+    dtypes = {"key": np.uint64, "player": np.uint8, "value": np.uint8, "remoteness": np.uint16}
+    if scored:
+        dtypes["margin"] = np.int16
+    pf = pq.ParquetFile(path)
+    n = pf.metadata.num_rows
+    arrays = {name: np.empty(n, dtype) for name, dtype in dtypes.items()}
+    pos = 0
+    for g in range(pf.num_row_groups):
+        part = pf.read_row_group(g, columns=list(dtypes))
+        m = part.num_rows
+        for name, arr in arrays.items():
+            col = part.column(name)
+            if name == "remoteness":
+                col = pc.fill_null(col, int(NO_REMOTENESS))
+            arr[pos : pos + m] = col.to_numpy()
+        pos += m
+        del part
+    return _ChildTier(keys=arrays["key"], player=arrays["player"], value=arrays["value"],
+                      remoteness=arrays["remoteness"], margin=arrays.get("margin"))
 
 
 def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
