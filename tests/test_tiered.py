@@ -331,6 +331,24 @@ def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypa
     solve(game, out=tmp_path / "again", tiered=True, check_estimate=False)  # the override
 
 
+def test_estimate_plans_the_low_memory_mode_when_lists_do_not_fit(tmp_path, monkeypatch):
+    from solver.api import make_game, solve
+    from solver.errors import TooBigError
+    from solver.games.override import Override
+
+    game = make_game("override", size=2, line=2, per_size=2)
+    monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
+    # a (pretended) largest tier of 10M positions: 1.9 GB with lists, 0.7 GB by passes
+    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (20_000_000, 10_000_000)})
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 2**30)
+    said: list[str] = []
+    solve(game, out=tmp_path, tiered=True, announce=said.append)
+    assert any("low-memory mode" in line for line in said)
+    assert any("peak memory 0.7 GB" in line for line in said), said
+    with pytest.raises(TooBigError, match="needs about 1.8 GB"):  # told to use lists: refused
+        solve(game, out=tmp_path / "lists", tiered=True, low_memory=False)
+
+
 def test_report_of_a_tiered_table_equals_the_whole_graph_report(tmp_path):
     """The report regenerates the moves of a tiered table from the rules: every section is there
     and every number equals the whole-graph report's; only the provenance lines differ."""

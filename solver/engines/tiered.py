@@ -886,16 +886,18 @@ BASE_BYTES = 400 * 2**20
 DISK_BYTES_PER_POSITION = 20
 
 
-def estimate(game: Game) -> dict[str, int] | None:
+def estimate(game: Game, low_memory: bool = False) -> dict[str, int] | None:
     """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
-    (``Game.tier_sizes``); ``None`` when the variant's size is not known."""
+    (``Game.tier_sizes``); ``None`` when the variant's size is not known. ``low_memory``: the
+    largest tier solved by passes."""
     name = game.preset_name()
     sizes = getattr(game, "tier_sizes", {}) or {}
     if name is None or name not in sizes:
         return None
     positions, largest = sizes[name]
     return {"positions": int(positions), "largest_tier": int(largest),
-            "memory": int(BASE_BYTES + PEAK_BYTES_PER_TIER_POSITION * largest),
+            "memory": int(BASE_BYTES + (PASSES_BYTES_PER_TIER_POSITION if low_memory
+                                        else PEAK_BYTES_PER_TIER_POSITION) * largest),
             "disk": int(DISK_BYTES_PER_POSITION * positions)}
 
 
@@ -910,10 +912,16 @@ def _available_memory() -> int | None:
     return None
 
 
-def check_estimate(game: Game, root: Path, notes: list[str]) -> None:
+def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None) -> None:
     """Say what a tiered solve will take (a note), and refuse at once, in one line, when the
-    estimate does not fit this machine's free memory or the disk under ``root``."""
-    est = estimate(game)
+    estimate does not fit this machine's free memory or the disk under ``root``. Unless told
+    (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode."""
+    est = estimate(game, low_memory=bool(low_memory))
+    mem = _available_memory()
+    if est is not None and low_memory is None and mem is not None and est["memory"] > mem:
+        est = estimate(game, low_memory=True)
+        notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
+                     "low-memory mode (passes; slower)")
     if est is None:
         notes.append(f"no size estimate is known for {game.variant.label()}; the tiered solve finds "
                      "its tiers as it goes (resumable: a killed run continues where it stopped)")
@@ -922,7 +930,6 @@ def check_estimate(game: Game, root: Path, notes: list[str]) -> None:
     notes.append(f"estimate for {game.variant.label()}: {est['positions']:,} positions (largest tier "
                  f"{est['largest_tier']:,}), peak memory {est['memory'] / gb:.1f} GB, disk "
                  f"{est['disk'] / gb:.1f} GB")
-    mem = _available_memory()
     if mem is not None and est["memory"] > mem:
         raise TooBigError(f"{game.variant.label()} needs about {est['memory'] / gb:.1f} GB of memory "
                           f"to solve its largest tier ({est['largest_tier']:,} positions); "
@@ -950,7 +957,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     folder = variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
     if check:  # before any work: the estimate is said at once (``announce``), and may refuse
         said: list[str] = []
-        check_estimate(game, folder.parent, said)
+        check_estimate(game, folder.parent, said, low_memory)
         for line in said:
             (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
