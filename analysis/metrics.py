@@ -30,7 +30,7 @@ Conventions used throughout:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -43,7 +43,7 @@ from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES
 
 __all__ = [
     "DECISION", "CHANCE", "SIMULTANEOUS", "TERMINAL",
-    "Kind", "solution_kind", "root_row", "num_players",
+    "Kind", "solution_kind", "root_row", "num_players", "Seats",
     "Verdict", "verdict", "setup_summary", "setups_from_tables",
     "value_remoteness_table", "value_by_ply", "expected_histogram", "expected_by_ply",
     "move_values", "opening_moves",
@@ -173,6 +173,57 @@ def _seat_name(seat: int) -> str:
     return f"Player {seat + 1}"
 
 
+@dataclass(frozen=True)
+class Seats:
+    """How texts name the seats: the game's :attr:`~solver.core.game.Game.seat_names` ("Black",
+    "White"), tied to the player number at the first mention ("Black (player 1, moves first)").
+
+    Games whose seats are simply "Player n" keep the role words: "the first player (Player 1)".
+    ``first`` is the player index that moves first (the side to move at the start).
+    """
+
+    names: tuple[str, ...] = ()
+    first: int = 0
+
+    @classmethod
+    def of(cls, names: Sequence[str] | None, first: int = 0, players: int = 2) -> "Seats":
+        given = tuple(names or ())
+        return cls(tuple(given[p] if p < len(given) else _seat_name(p) for p in range(max(players, 2))), first)
+
+    @property
+    def named(self) -> bool:
+        """True when some seat has a name of its own (not "Player n")."""
+        return any(n != _seat_name(p) for p, n in enumerate(self.names))
+
+    @property
+    def second(self) -> int:
+        return 1 - self.first if self.first in (0, 1) else 0
+
+    def name(self, p: int) -> str:
+        """The seat's name: ``Black`` (``Player 2`` for unnamed seats)."""
+        return self.names[p] if 0 <= p < len(self.names) else _seat_name(p)
+
+    def who(self, p: int) -> str:
+        """The seat in running text after its first mention: ``Black``, or ``the first player``
+        / ``the second player`` for unnamed seats."""
+        if self.named:
+            return self.name(p)
+        return "the first player" if p == self.first else "the second player" if p == self.second else self.name(p)
+
+    def full(self, p: int) -> str:
+        """The first mention, tying the name to the player number: ``Black (player 1, moves
+        first)``, ``White (player 2)``; unnamed: ``the first player (Player 1)``."""
+        if not self.named:
+            return f"{self.who(p)} ({self.name(p)})"
+        return f"{self.name(p)} (player {p + 1}{', moves first' if p == self.first else ''})"
+
+    def short(self, p: int) -> str:
+        """A short label for tables and legends: ``Black`` or ``1st player``/``2nd player``."""
+        if self.named:
+            return self.name(p)
+        return "1st player" if p == self.first else "2nd player" if p == self.second else self.name(p)
+
+
 # --- verdict ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -216,6 +267,7 @@ def verdict(
     *,
     setups: pl.DataFrame | None = None,
     edges: pl.DataFrame | None = None,
+    seat_names: Sequence[str] | None = None,
 ) -> Verdict:
     """The result of the game from the start under perfect play.
 
@@ -230,6 +282,10 @@ def verdict(
         ``edges`` when missing.
     edges : polars.DataFrame, optional
         The edges table (only needed for random setups without a setups table).
+    seat_names : sequence of str, optional
+        What the seats are called (:attr:`solver.core.game.Game.seat_names`); the text names
+        them so, tied to the player number once. ``short`` keeps the role words ("first player
+        wins in 5") whatever the names, so that tables of different games compare.
 
     Returns
     -------
@@ -240,8 +296,13 @@ def verdict(
     root = root_row(positions, meta)
     first = int(positions["player"][root])
     players = num_players(positions, meta)
-    me = _seat_name(first)
-    other = _seat_name(1 - first) if players == 2 else "the others"
+    seats = Seats.of(seat_names, first, players)
+    me_full, me = seats.full(first), seats.name(first)
+    if players == 2:
+        other = seats.name(seats.second) if not seats.named else seats.full(seats.second)
+        other_full = seats.full(seats.second)
+    else:
+        other = other_full = "the others"
     if kind == "stochastic":
         exp = float(positions["value"][root])
         pw = positions["p_win"][root] if "p_win" in positions.columns else None
@@ -250,13 +311,13 @@ def verdict(
         pls = float("nan") if pls is None else float(pls)
         margin = float(positions["margin"][root]) if "margin" in positions.columns else None
         if np.isnan(pw) or np.isnan(pls):
-            text = (f"With perfect play by both sides the first player ({me}) has an expected result of "
+            text = (f"With perfect play by both sides {me_full} has an expected result of "
                     f"{_signed(exp)} (+1 = win, -1 = loss). No fixed (stationary) strategy earns it, so "
                     "win probabilities are not defined here.")
             short = f"expected {_signed(exp, 2)}"
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short)
         text = (
-            f"With perfect play by both sides the first player ({me}) has an expected result of "
+            f"With perfect play by both sides {me_full} has an expected result of "
             f"{_signed(exp)} (+1 = win, -1 = loss): {me} wins with probability {_pct(pw)} and "
             f"loses with probability {_pct(pls)}"
         )
@@ -274,7 +335,7 @@ def verdict(
         n_setups = int(table.height)
         text = (
             f"The start is a random setup ({n_setups} distinct setups, weighted by their "
-            f"probability). With perfect play the first player ({me}) wins {_pct(shares['win'])} "
+            f"probability). With perfect play {me_full} wins {_pct(shares['win'])} "
             f"of setups and {other} wins {_pct(shares['lose'])}"
         )
         extra = [f"{_pct(shares[v])} are {'ties' if v == 'tie' else 'draws'}"
@@ -294,26 +355,28 @@ def verdict(
     margin = float(positions["margin"][root]) if "margin" in positions.columns else None
     name = VALUE_NAMES[code]
     if players > 2 and name in ("win", "lose"):
-        text = (f"With perfect play the first player ({me}) {'wins' if name == 'win' else 'loses'} in "
+        text = (f"With perfect play {me_full} {'wins' if name == 'win' else 'loses'} in "
                 f"{_plies(rem)} against the {players - 1} others playing together.")
         short = f"first player {'wins' if name == 'win' else 'loses'} in {rem}"
     elif name == "win":
-        text = f"With perfect play the first player ({me}) wins in {_plies(rem)}."
+        text = f"With perfect play {me_full} wins in {_plies(rem)}."
         short = f"first player wins in {rem}"
     elif name == "lose":
-        text = (f"With perfect play the second player ({other}) wins in {_plies(rem)}: "
-                f"the first player ({me}) loses whatever it does.")
+        text = (f"With perfect play {other_full} wins in {_plies(rem)}: "
+                f"{me_full} loses whatever it does.")
         short = f"second player wins in {rem}"
     elif name == "tie":
-        text = (f"With perfect play neither side can win: the game ends in a tie after {_plies(rem)} "
+        neither = (f"neither {me_full} nor {other_full}" if seats.named and players == 2 else "neither side")
+        text = (f"With perfect play {neither} can win: the game ends in a tie after {_plies(rem)} "
                 f"(a tie = the game ends level).")
         short = f"tie in {rem}"
     else:
-        text = ("With perfect play neither side can force a win and the game never ends: a draw "
+        neither = (f"neither {me_full} nor {other_full}" if seats.named and players == 2 else "neither side")
+        text = (f"With perfect play {neither} can force a win and the game never ends: a draw "
                 "(endless play).")
         short = "draw"
     if margin is not None:
-        text += f" The best score margin the first player can force is {margin:+.0f}."
+        text += f" The best score margin {seats.who(first)} can force is {margin:+.0f}."
     adv = float(POINTS[code])
     return Verdict(kind, first, name, rem, margin, adv, float(code == WIN), float(code == LOSE),
                    text=text, short=short)
@@ -395,12 +458,15 @@ def value_remoteness_table(positions: pl.DataFrame) -> pl.DataFrame:
 def value_by_ply(positions: pl.DataFrame) -> pl.DataFrame:
     """Positions by value of the side to move at each ply (fewest moves from the start).
 
-    Columns ``ply``, ``positions``, counts ``win``/``lose``/``tie``/``draw`` and their shares
-    ``win_share``... (each ply's shares sum to 1). Chance rows are left out.
+    Columns ``ply``, ``positions``, ``finished`` (how many of them are final positions: a ply
+    where ``finished == positions`` holds only games that are over), counts
+    ``win``/``lose``/``tie``/``draw`` and their shares ``win_share``... (each ply's shares sum to
+    1). Chance rows are left out.
     """
-    df = positions.filter(pl.col("kind") != CHANCE).select("ply", "value")
+    df = positions.filter(pl.col("kind") != CHANCE).select("ply", "value", "kind")
     out = df.group_by("ply").agg(
         pl.len().alias("positions"),
+        (pl.col("kind") == TERMINAL).sum().cast(pl.Int64).alias("finished"),
         *[(pl.col("value") == code).sum().alias(name)
           for name, code in (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))],
     ).sort("ply")
@@ -420,8 +486,9 @@ def expected_histogram(positions: pl.DataFrame, *, bins: int = 20) -> pl.DataFra
 
 def expected_by_ply(positions: pl.DataFrame) -> pl.DataFrame:
     """Stochastic games: mean expected result, win and loss probability of the side to move at
-    each ply (chance rows left out)."""
-    cols = [pl.len().alias("positions"), pl.col("value").mean().alias("mean_expected")]
+    each ply (chance rows left out), and ``finished``: how many of the ply's positions are final."""
+    cols = [pl.len().alias("positions"), (pl.col("kind") == TERMINAL).sum().cast(pl.Int64).alias("finished"),
+            pl.col("value").mean().alias("mean_expected")]
     for c in ("p_win", "p_loss"):
         if c in positions.columns:
             cols.append(pl.col(c).mean().alias(f"mean_{c}"))

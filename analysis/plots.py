@@ -169,28 +169,32 @@ def _short(text: str, width: int = 34) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def setup_outcomes(ax: Axes, shares: Mapping[str, float], *, title: str = "Random setups: result with perfect play") -> Axes:
+def setup_outcomes(ax: Axes, shares: Mapping[str, float], *, title: str = "Random setups: result with perfect play",
+                   names: tuple[str, str] = ("first player", "second player")) -> Axes:
     """Bars of the (probability-weighted) share of setups won / lost / tied / drawn by the first
-    player."""
+    player; ``names`` are what the first and second seats are called (e.g. Black, White)."""
+    seats = names
     names = [v for v in ("win", "lose", "tie", "draw") if shares.get(v, 0) > 0] or ["win", "lose"]
-    labels = {"win": "first player\nwins", "lose": "second player\nwins", "tie": "tie", "draw": "draw"}
+    labels = {"win": f"{seats[0]}\nwins", "lose": f"{seats[1]}\nwins", "tie": "tie", "draw": "draw"}
     vals = [shares.get(v, 0.0) for v in names]
     ax.bar([labels[v] for v in names], vals, color=[VALUE_COLOURS[v] for v in names])
     for i, v in enumerate(vals):
         ax.text(i, v + 0.01, f"{100 * v:.1f}%", ha="center", va="bottom", fontsize=9)
     ax.set_ylim(0, min(1.0, max(vals) + 0.12))
-    return _finish(ax, title, "result of the setup (first player's view)", "share of setups (by probability)")
+    return _finish(ax, title, "result of the setup with perfect play", "share of setups (by probability)")
 
 
-def margin_distribution(ax: Axes, margins: pl.DataFrame, *, title: str = "Score margin over the setups") -> Axes:
-    """Bars of the probability of each final score margin (first player's view); positive
-    margins in the win colour, negative in the lose colour, zero in the tie colour."""
+def margin_distribution(ax: Axes, margins: pl.DataFrame, *, title: str = "Score margin over the setups",
+                        who: str = "the first player") -> Axes:
+    """Bars of the probability of each final score margin (first player's view, ``who`` names
+    that seat); positive margins in the win colour, negative in the lose colour, zero in the tie
+    colour."""
     m = margins["margin"].to_numpy().astype(float)
     p = margins["probability"].to_numpy().astype(float)
     colours = [VALUE_COLOURS["win"] if x > 0 else VALUE_COLOURS["lose"] if x < 0 else VALUE_COLOURS["tie"] for x in m]
     ax.bar(m, p, color=colours, width=0.8)
     ax.set_xticks(_nice_ticks(m))
-    return _finish(ax, title, "score margin of the first player (perfect play)", "probability")
+    return _finish(ax, title, f"score margin of {who} (perfect play)", "probability")
 
 
 def expected_histogram(ax: Axes, table: pl.DataFrame, *, title: str = "Positions by expected result") -> Axes:
@@ -223,16 +227,20 @@ def expected_by_ply(ax: Axes, table: pl.DataFrame, *, title: str = "Side to move
 
 
 def play_outcomes(ax: Axes, labels: Sequence[str], outcomes: Sequence[Mapping[str, float]],
-                  *, title: str = "Results of random and perfect players") -> Axes:
+                  *, title: str = "Results of random and perfect players",
+                  names: tuple[str, str] | None = None) -> Axes:
     """Stacked horizontal bars, one per matchup: share of games the first player wins, the
     second wins, ending level, never ending. ``outcomes`` maps ``first``/``second``/``tie``/
-    ``unfinished`` to probabilities."""
+    ``unfinished`` to probabilities; ``names`` (first seat, second seat) rename the legend."""
+    legend = dict(OUTCOME_LABELS)
+    if names is not None:
+        legend.update(first=f"{names[0]} wins", second=f"{names[1]} wins")
     y = np.arange(len(labels))[::-1]
     left = np.zeros(len(labels))
     for key in ("first", "second", "tie", "unfinished"):
         w = np.array([o.get(key, 0.0) for o in outcomes])
         if w.any():
-            ax.barh(y, w, left=left, color=OUTCOME_COLOURS[key], label=OUTCOME_LABELS[key])
+            ax.barh(y, w, left=left, color=OUTCOME_COLOURS[key], label=legend[key])
             for yi, l0, wi in zip(y, left, w):
                 if wi >= 0.08:
                     ax.text(l0 + wi / 2, yi, f"{100 * wi:.0f}%", ha="center", va="center", fontsize=8, color="white")

@@ -5,11 +5,18 @@
 >>> write_report(solve(make_game("override", size=3, line=3, per_size=1)))
 PosixPath('reports/override/size=3,line=3,per_size=1,centre_rule=on,no_undo=on/report.md')
 
-A report has eight sections, each with a short plain-language reading on top: verdict, opening
-moves, value and remoteness, positions by ply, decision difficulty, game length, structure and
-provenance. Every number is computed from the tables by :mod:`analysis.metrics`; the texts are
-generated from those numbers. The same document model renders to Markdown (figures as files) and
-to one HTML file with the figures embedded as base64 PNG (opens offline).
+A report answers a game designer first. Its sections, each with a short plain-language reading on
+top: verdict (who wins, the seats named as the game names them, e.g. "Black (player 1, moves
+first)", and the rulebook's warning when the variant is outside its recommended range), opening
+moves (random setups: the setups that do not go the favoured way, drawn as boards; an opening
+where every move is a draw: one sentence), the opening line (the principal variation as a strip
+of boards and as text), value and remoteness, positions by ply (plies holding only finished games
+left out), decision difficulty, game length, structure, provenance and a glossary of the
+technical words the report uses. Every number is computed from the tables by
+:mod:`analysis.metrics`; the texts are generated from those numbers. The same document model
+renders to Markdown (charts as PNG files, board pictures as SVG files in ``figures/``) and to one
+HTML file with the charts embedded as base64 PNG and the boards as inline SVG (opens offline;
+wide tables scroll inside the page).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -35,7 +43,7 @@ from solver.core.game import NodeKind
 from solver.errors import TableError
 
 __all__ = ["write_report", "build_report", "report_variant", "report_presets", "Document", "Section",
-           "save_document", "DEFAULT_ROOT"]
+           "save_document", "glossary_section", "DEFAULT_ROOT"]
 
 #: where reports go: ``reports/<game>/<variant-id>/``
 DEFAULT_ROOT = Path("reports")
@@ -49,7 +57,8 @@ MAX_ROWS = 40
 
 @dataclass
 class Block:
-    """One piece of a section: ``text``, ``note``, ``table`` or ``figure``."""
+    """One piece of a section: ``text``, ``note``, ``table``, ``figure`` (a PNG chart) or
+    ``boards`` (an SVG picture of board positions)."""
 
     kind: str
     text: str = ""
@@ -72,21 +81,31 @@ class Section:
     def figure(self, name: str, caption: str) -> None:
         self.blocks.append(Block("figure", text=caption, figure=name))
 
+    def boards(self, name: str, caption: str) -> None:
+        """Board pictures (the document's SVG ``name``): a file beside the Markdown, inline in HTML."""
+        self.blocks.append(Block("boards", text=caption, figure=name))
+
     def note(self, text: str) -> None:
         self.blocks.append(Block("note", text=text))
 
     def text(self, text: str) -> None:
         self.blocks.append(Block("text", text=text))
 
+    def terms(self, entries: Iterable[tuple[str, str]]) -> None:
+        """A list of words and their meanings (a glossary)."""
+        self.blocks.append(Block("terms", rows=[list(e) for e in entries]))
+
 
 @dataclass
 class Document:
-    """A report: title, introduction, sections and the figures they refer to (name -> Figure)."""
+    """A report: title, introduction, sections and the figures they refer to (name -> Figure)
+    and board pictures (name -> SVG text)."""
 
     title: str
     intro: str
     sections: list[Section] = field(default_factory=list)
     figures: dict[str, Figure] = field(default_factory=dict)
+    svgs: dict[str, str] = field(default_factory=dict)
 
     def new_figure(self, name: str, draw: Callable[[Axes], Any], *, size: tuple[float, float] = (7.0, 3.8)) -> str:
         """Create a figure called ``name`` (file ``figures/<name>.png``) drawn by ``draw(ax)``."""
@@ -144,6 +163,10 @@ def render_markdown(doc: Document) -> str:
                 out.append("")
             elif b.kind == "figure":
                 out += [f"![{b.text}](figures/{b.figure}.png)", "", f"*{b.text}*", ""]
+            elif b.kind == "boards":
+                out += [f"![{b.text}](figures/{b.figure}.svg)", "", f"*{b.text}*", ""]
+            elif b.kind == "terms":
+                out += [f"- **{term}**: {meaning}" for term, meaning in b.rows] + [""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -153,15 +176,32 @@ padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
 p.reading{background:#f5f7fa;border-left:4px solid #1f5fbf;padding:.5rem .8rem}
 p.note{color:#555;font-style:italic}
+div.wide{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}
 th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:right}
-th{background:#eef1f5}td:first-child,th:first-child{text-align:left}
+th{background:#eef1f5}td:first-child,th:first-child,td.t{text-align:left}
 figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.85rem;color:#555}
+figure.boards svg{max-width:100%;height:auto}
+dt{font-weight:bold;margin-top:.4rem}dd{margin-left:1.5rem}
 """
 
 
+#: a table cell that is a number (right-aligned in HTML; words are left-aligned)
+_NUMBER = re.compile(r"^[+-]?[\d,.]+(?:%| pts)?$|^-$")
+
+
+def _inline_svg(text: str) -> str:
+    """A standalone SVG document as an element inside HTML5 (no XML declaration; HTML needs no
+    namespace attribute, so the page names no outside address)."""
+    text = text.strip()
+    if text.startswith("<?xml"):
+        text = text[text.index("?>") + 2:].lstrip()
+    return text.replace(' xmlns="http://www.w3.org/2000/svg"', "", 1)
+
+
 def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
-    """The document as one self-contained HTML page (figures embedded as base64 PNG)."""
+    """The document as one self-contained HTML page (figures embedded as base64 PNG, board
+    pictures as inline SVG; wide tables scroll inside the page instead of widening it)."""
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(doc.title)}</title><style>{_CSS}</style></head><body>",
@@ -175,23 +215,31 @@ def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
             elif b.kind == "note":
                 out.append(f'<p class="note">Note: {e(b.text)}</p>')
             elif b.kind == "table":
-                out.append("<table><thead><tr>" + "".join(f"<th>{e(_fmt(h))}</th>" for h in b.headers)
-                           + "</tr></thead><tbody>")
+                out.append('<div class="wide"><table><thead><tr>'
+                           + "".join(f"<th>{e(_fmt(h))}</th>" for h in b.headers) + "</tr></thead><tbody>")
                 for row in b.rows:
-                    out.append("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" for c in row) + "</tr>")
-                out.append("</tbody></table>")
+                    out.append("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" if _NUMBER.match(_fmt(c))
+                                                else f'<td class="t">{e(_fmt(c))}</td>' for c in row) + "</tr>")
+                out.append("</tbody></table></div>")
             elif b.kind == "figure":
                 data = base64.b64encode(pngs[b.figure]).decode("ascii")
                 out.append(f'<figure><img alt="{e(b.text)}" src="data:image/png;base64,{data}">'
                            f"<figcaption>{e(b.text)}</figcaption></figure>")
+            elif b.kind == "boards":
+                out.append(f'<figure class="boards">{_inline_svg(doc.svgs[b.figure])}'
+                           f"<figcaption>{e(b.text)}</figcaption></figure>")
+            elif b.kind == "terms":
+                out.append("<dl>" + "".join(f"<dt>{e(term)}</dt><dd>{e(meaning)}</dd>" for term, meaning in b.rows)
+                           + "</dl>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 
 
 def save_document(doc: Document, out_dir: Path) -> Path:
-    """Write ``report.md``, ``report.html`` and ``figures/*.png`` into ``out_dir``.
+    """Write ``report.md``, ``report.html``, ``figures/*.png`` (charts) and ``figures/*.svg``
+    (board pictures) into ``out_dir``.
 
-    PNG files left in ``figures/`` by an earlier run that this report no longer draws are removed.
+    Files left in ``figures/`` by an earlier run that this report no longer draws are removed.
     Returns the path of ``report.md``.
     """
     out_dir = Path(out_dir)
@@ -201,8 +249,13 @@ def save_document(doc: Document, out_dir: Path) -> Path:
     for old in fig_dir.glob("*.png"):
         if old.stem not in pngs:
             old.unlink()
+    for old in fig_dir.glob("*.svg"):
+        if old.stem not in doc.svgs:
+            old.unlink()
     for name, data in pngs.items():
         _write_atomic(fig_dir / f"{name}.png", data)
+    for name, text in doc.svgs.items():
+        _write_atomic(fig_dir / f"{name}.svg", text.encode("utf-8"))
     _write_atomic(out_dir / "report.html", render_html(doc, pngs).encode("utf-8"))
     md = out_dir / "report.md"
     _write_atomic(md, render_markdown(doc).encode("utf-8"))
@@ -213,6 +266,110 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name("." + path.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
+
+
+# --- glossary -----------------------------------------------------------------------------
+
+#: the technical words reports use: (word, what in a report's text shows it is used, meaning)
+GLOSSARY: tuple[tuple[str, str, str], ...] = (
+    ("ply", r"\bpl(?:y|ies)\b",
+     "One move by one player. Game lengths count plies only: chance events (a dice roll, the deal "
+     "of a setup) are not plies."),
+    ("perfect play", r"\bperfect(?:ly)? (?:play|player)",
+     "Both sides always choose a best move: a win if there is one (the fastest), else a tie, else a "
+     "draw, else the slowest loss (then the best score margin). Every value in the report assumes it; "
+     "a 'perfect player' picks uniformly among such best moves."),
+    ("draw vs tie", r"\b(?:draw|tie)s?\b",
+     "A tie is a game that ends level; a draw is a game that never ends: neither side can force a "
+     "win and play can go round for ever. A player who cannot win prefers a tie to a draw, and a "
+     "draw to a loss."),
+    ("remoteness", r"\bremoteness\b",
+     "How many plies are left from a position with perfect play: the winner hurries, the loser "
+     "holds out as long as it can. Draws have no remoteness."),
+    ("margin", r"\bmargins?\b",
+     "The difference between the scores at the end of a scored game (a side's score minus its "
+     "opponent's). The best forced margin is the largest one a side can guarantee with perfect "
+     "play; it is a separate goal from winning."),
+    ("symmetry class", r"symmetr",
+     "Positions that are rotations or reflections of each other have the same value, so the "
+     "tables store one position per symmetry class ('up to symmetry'), and moves that lead to "
+     "symmetric positions are counted as one class."),
+    ("random setup", r"\bsetups?\b",
+     "The game starts with a chance deal of the pieces. Setups that are symmetric images of each "
+     "other are counted once, weighted by how many arrangements they stand for."),
+    ("chance step", r"\bchance\b|\bdice\b|\broll\b",
+     "A step where nature picks an outcome with fixed probabilities (dice, the deal of a setup); "
+     "values there are expectations over the outcomes."),
+    ("expected result", r"expected result",
+     "The average result from a side's point of view, counting a win as +1, a loss as -1 and a tie "
+     "or endless play as 0."),
+    ("first-player advantage", r"\badvantage\b",
+     "The first player's expected result with perfect play: +1 always wins, -1 always loses, 0 even."),
+    ("random play", r"\brandom(?:ly)? (?:play|player|players|games?)\b|uniformly at random",
+     "A random player picks uniformly among the legal moves. Games between random and perfect "
+     "players show how much skill the game rewards."),
+    ("absorbing Markov chain", r"markov chain",
+     "How the random-play statistics are computed exactly, without sampling: every position is a "
+     "state, the players' choices give the probabilities of the moves, and finished positions "
+     "absorb play; solving the chain gives the probability of each result and of each game length."),
+    ("principal variation", r"principal variation",
+     "The line of play in which both sides always play a best move (the first of equally good "
+     "ones): one way the game goes with perfect play."),
+    ("only move", r"only[- ]move",
+     "A winning position where exactly one legal move keeps the win. Many of them make a game "
+     "hard to play well."),
+    ("branching factor", r"\bbranching\b",
+     "The number of legal moves in a position."),
+    ("cycle", r"\bcycl(?:e|es|ic)\b",
+     "Positions that play can come back to (a strongly connected part of the position graph). "
+     "Where there are cycles, a game can go on for ever."),
+    ("GAMESMAN", r"\bgamesman\b",
+     "The GAMESMAN project (UC Berkeley), which solves small games exactly; the values win, lose, "
+     "tie and draw, remoteness, and the value-by-remoteness table come from it."),
+    ("Ludii clarity, decisiveness and balance", r"\bclarity\b|\bdecisiveness\b",
+     "Measures of game quality from the Ludii game system: clarity (how clearly the good moves "
+     "stand out: the share of moves that keep a win), decisiveness (how reliably the better player "
+     "wins: random against perfect) and balance (how even the seats are: random against random). "
+     "Here they are computed exactly from the tables."),
+    ("mixed strategy", r"\bmixed\b",
+     "At a secret simultaneous choice the best play is a random mix of actions with fixed "
+     "probabilities; the tables hold each side's optimal mix."),
+    ("exploitability", r"exploitab",
+     "How much a player gives away by committing to a simple strategy when the opponent knows it "
+     "and answers with the best reply."),
+    ("paranoid view", r"\bparanoid\b",
+     "With more than two players, each seat's question is answered as if all the other players "
+     "played together against it."),
+    ("tier", r"\btiers?\b",
+     "Large tables are solved and stored in parts (tiers) by a quantity that only changes one way, "
+     "such as the number of pieces placed."),
+    ("baseline", r"\bbaseline\b",
+     "The first variant of a sweep: every other variant is compared with it."),
+)
+
+
+def _document_text(doc: Document) -> str:
+    """Everything a reader sees in ``doc`` as plain text (to find the words it uses)."""
+    parts = [doc.title, doc.intro]
+    for sec in doc.sections:
+        parts += [sec.title, sec.reading]
+        for b in sec.blocks:
+            parts.append(b.text)
+            parts += [str(h) for h in b.headers]
+            parts += [str(c) for row in b.rows for c in row]
+    return "\n".join(parts)
+
+
+def glossary_section(doc: Document) -> Section | None:
+    """A glossary of the technical words that ``doc`` uses (only those), or ``None``."""
+    text = _document_text(doc)
+    used = [(word, meaning) for word, pattern, meaning in GLOSSARY
+            if re.search(pattern, text, flags=re.IGNORECASE)]
+    if not used:
+        return None
+    sec = Section("Glossary", "The technical words of this report, in plain terms.")
+    sec.terms(used)
+    return sec
 
 
 # --- the balance report -------------------------------------------------------------------
@@ -244,6 +401,21 @@ class _Tables:
     root: int
     players: int
     verdict: M.Verdict
+    seats: M.Seats = field(default_factory=M.Seats)
+
+    @property
+    def first(self) -> int:
+        """The player index that moves first."""
+        return self.seats.first
+
+    def who(self, p: int) -> str:
+        """The seat in running text: ``Black``, or ``the first player`` for unnamed seats."""
+        return self.seats.who(p)
+
+    def bare(self, p: int) -> str:
+        """The seat without an article: ``Black`` or ``first player`` / ``second player``."""
+        text = self.seats.who(p)
+        return text[4:] if text.startswith("the ") else text
 
 
 def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: bool = False) -> Document:
@@ -262,14 +434,17 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
     meta = dict(solution.meta)
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
+    names = getattr(solution.game, "seat_names", None)
     try:
         kind = M.solution_kind(pos, meta)
         root = M.root_row(pos, meta)
-        v = M.verdict(pos, meta, setups=solution.setups, edges=solution.edges)
+        v = M.verdict(pos, meta, setups=solution.setups, edges=solution.edges, seat_names=names)
     except (*_MISSING, ValueError) as exc:
         raise TableError(f"{getattr(solution, 'path', 'the table')} cannot be read as a solved variant "
                          f"({exc}); solve the variant again with --force") from None
-    t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, M.num_players(pos, meta), v)
+    players = M.num_players(pos, meta)
+    t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, players, v,
+                M.Seats.of(names, v.first_player, players))
     label = meta.get("label", getattr(solution.game, "name", "game"))
     title = f"Balance report: {label}"
     title_game = getattr(solution.game, "title", "") or label
@@ -279,7 +454,7 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
              f"(the game ends level) or draw (endless play, neither side can force a win). "
              f"A ply is one move by one player.")
     doc = Document(title, intro)
-    bar = _steps_bar(progress, 9)
+    bar = _steps_bar(progress, 11)
     bar.set_description("report: random and perfect play")
     try:
         play = _play_stats(t, exact_limit)
@@ -287,9 +462,10 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
         play = f"random play needs a column this table does not have ({exc})"
     bar.update(1)
     builders: list[tuple[str, Callable[[], Section]]] = [
-        ("Verdict", lambda: _verdict_section(doc, t)),
+        ("Verdict", lambda: _verdict_section(doc, t, solution)),
         ("Opening moves", lambda: (_secret_section(doc, t, solution) if _secret_start(t)
                                    else _openings_section(doc, t, solution))),
+        ("Opening line", lambda: _line_section(doc, t, solution)),
         ("Value and remoteness", lambda: _histogram_section(doc, t)),
         ("Positions by ply", lambda: _ply_section(doc, t)),
         ("Decision difficulty", lambda: _difficulty_section(doc, t, play)),
@@ -306,6 +482,11 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
             sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {exc})")
             doc.sections.append(sec)
         bar.update(1)
+    bar.set_description("report: glossary")
+    glossary = glossary_section(doc)
+    if glossary is not None:
+        doc.sections.append(glossary)
+    bar.update(1)
     bar.close()
     return doc
 
@@ -320,6 +501,7 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     """The first secret choice: its payoff matrix, both optimal mixes (table + bar chart), how
     often each action is played over all secret choices, and what simple strategies lose."""
     g = solution.game
+    p1, p2 = t.seats.name(0), t.seats.name(1)
     state = g.initial_state()
     pv = solution.lookup(state)
     mix = pv.strategies or {}
@@ -328,25 +510,25 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     moves = solution.moves(state)  # joint choices, row-major, from the side to move's view
     A = np.array([m.expected for m in moves], dtype=np.float64).reshape(len(rows), len(cols))
     if pv.to_move == 1:
-        A = -A  # Player 1's view
+        A = -A  # the first seat's view
     x = np.array([mix.get("1", {}).get(n, 0.0) for n in rows])
     y = np.array([mix.get("2", {}).get(n, 0.0) for n in cols])
     v = float(x @ A @ y)
     sec = Section("Opening: the first secret choice",
                   f"The game opens with a secret simultaneous choice: both players pick one of "
                   f"{len(rows)} actions without seeing the other's. With optimal (mixed) play its value "
-                  f"for Player 1 is {v:+.3f}; the table holds each player's optimal mix at every such "
+                  f"for {p1} is {v:+.3f}; the table holds each player's optimal mix at every such "
                   f"choice.")
-    sec.table(["action", "Player 1 plays it", "Player 2 plays it"],
+    sec.table(["action", f"{p1} plays it", f"{p2} plays it"],
               [[n, f"{x[i]:.3f}", f"{y[cols.index(n)]:.3f}" if n in cols else "-"] for i, n in enumerate(rows)])
     doc.new_figure("secret_strategies", lambda ax: plots.mixed_strategies(
-        ax, rows, {"Player 1": x, "Player 2": [y[cols.index(n)] if n in cols else 0.0 for n in rows]},
+        ax, rows, {p1: x, p2: [y[cols.index(n)] if n in cols else 0.0 for n in rows]},
         title="Optimal mixed strategies at the first secret choice"))
     sec.figure("secret_strategies", "The probability with which each player picks each action at the "
                "first secret choice, under optimal play.")
-    sec.table(["Player 1 \\ Player 2"] + cols,
+    sec.table([f"{p1} \\ {p2}"] + cols,
               [[r] + [f"{A[i, j]:+.3f}" for j in range(len(cols))] for i, r in enumerate(rows)])
-    sec.note("The matrix gives Player 1's expected result for each pair of choices when both play "
+    sec.note(f"The matrix gives {p1}'s expected result for each pair of choices when both play "
              "perfectly afterwards (+1 = win, -1 = loss).")
     # how much simple strategies give away at this choice (the opponent answers with its best reply)
     common1, common2 = int(np.argmax(x)), int(np.argmax(y))
@@ -354,13 +536,13 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     p1_uniform = float(A.mean(axis=0).min())
     p2_pure = float(A[:, common2].max())
     p2_uniform = float(A.mean(axis=1).max())
-    sec.table(["strategy at the first secret choice", "value for Player 1 against a best reply",
+    sec.table(["strategy at the first secret choice", f"value for {p1} against a best reply",
                "what it gives away"],
               [["optimal mix (both)", f"{v:+.3f}", "-"],
-               [f"Player 1 always {rows[common1]} (its most likely action)", f"{p1_pure:+.3f}", f"{v - p1_pure:.3f}"],
-               ["Player 1 uniformly at random", f"{p1_uniform:+.3f}", f"{v - p1_uniform:.3f}"],
-               [f"Player 2 always {cols[common2]} (its most likely action)", f"{p2_pure:+.3f}", f"{p2_pure - v:.3f}"],
-               ["Player 2 uniformly at random", f"{p2_uniform:+.3f}", f"{p2_uniform - v:.3f}"]])
+               [f"{p1} always {rows[common1]} (its most likely action)", f"{p1_pure:+.3f}", f"{v - p1_pure:.3f}"],
+               [f"{p1} uniformly at random", f"{p1_uniform:+.3f}", f"{v - p1_uniform:.3f}"],
+               [f"{p2} always {cols[common2]} (its most likely action)", f"{p2_pure:+.3f}", f"{p2_pure - v:.3f}"],
+               [f"{p2} uniformly at random", f"{p2_uniform:+.3f}", f"{p2_uniform - v:.3f}"]])
     sec.note("Exploitability: a player who commits to the simple strategy at the first secret choice "
              "(and plays perfectly afterwards) against an opponent who knows it and answers with the "
              "best reply.")
@@ -368,11 +550,12 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     sim_rows = np.flatnonzero(t.positions["kind"].to_numpy() == int(NodeKind.SIMULTANEOUS))
     table_rows = []
     for p, names in ((1, rows), (2, cols)):
+        who = p1 if p == 1 else p2
         lists = t.positions[f"strategy_{p}"].gather(sim_rows).drop_nulls()
         same = [lst for lst in lists.to_list() if len(lst) == len(names)]
         if same:
             mean = np.mean(np.array(same), axis=0)
-            table_rows.append([f"Player {p}"] + [f"{m:.3f}" for m in mean])
+            table_rows.append([who] + [f"{m:.3f}" for m in mean])
     if table_rows and len(rows) == len(cols):
         sec.table(["mean probability over all secret choices"] + rows, table_rows)
         sec.note(f"Averaged over the {len(sim_rows):,} secret choices in the table (each counted once, "
@@ -445,12 +628,34 @@ def report_presets(games: Sequence[str] | None = None, *, out: str | Path | None
 
 # --- sections -----------------------------------------------------------------------------
 
-def _verdict_section(doc: Document, t: _Tables) -> Section:
+def _rulebook_warnings(solution: Any) -> list[str]:
+    """What the game said about unusual parameter values (``game.warnings``, e.g. outside the
+    rulebook's recommended range), worded for a report."""
+    out = []
+    for w in getattr(getattr(solution, "game", None), "warnings", None) or []:
+        text = re.sub(r"[;,]?\s*solving it anyway\.?\s*$", "", str(w)).strip()
+        if text:
+            out.append(text + ("" if text.endswith(".") else "."))
+    return out
+
+
+def _result_label(t: _Tables, value: str) -> str:
+    """A result of the whole game (first player's view) in the seats' words."""
+    s = t.seats
+    return {"win": f"{s.short(s.first)} wins", "lose": f"{s.short(s.second)} wins",
+            "tie": "tie (ends level)", "draw": "draw (never ends)"}.get(value, value)
+
+
+def _verdict_section(doc: Document, t: _Tables, solution: Any = None) -> Section:
     v = t.verdict
     sec = Section("Verdict", v.text)
-    first = f"Player {v.first_player + 1}"
+    for w in _rulebook_warnings(solution):
+        sec.text(f"Rulebook warning: {w} The numbers in this report are exact for this variant, but "
+                 "the rules do not recommend it.")
+    s = t.seats
+    first = s.name(s.first) if not s.named else f"{s.name(s.first)} (player {s.first + 1})"
     if t.kind == "deterministic":
-        rows = [["first player", first], ["value for the first player", v.value],
+        rows = [["first player", first], [f"value for {t.who(t.first)}", v.value],
                 ["remoteness (plies)", v.remoteness if v.remoteness is not None else "- (draw)"]]
         if v.margin is not None:
             rows.append(["best forced score margin", f"{v.margin:+.0f}"])
@@ -463,35 +668,37 @@ def _verdict_section(doc: Document, t: _Tables) -> Section:
                 answer = {"win": "yes", "lose": "no", "draw": "no (endless play)", "tie": "no"}
                 sec.table(["seat", "can it force the strictly highest score against all others?",
                            "plies", "margin"],
-                          [[f"Player {k}", answer.get(v["value"], v["value"]),
+                          [[s.name(int(k) - 1) if str(k).isdigit() else f"Player {k}",
+                            answer.get(v["value"], v["value"]),
                             "-" if v["remoteness"] is None else v["remoteness"],
                             "-" if v.get("margin") is None else f"{v['margin']:+d}"]
                            for k, v in seats.items()])
-                sec.note("The sections below follow the first seat's question (Player 1 against "
-                         "the others playing together).")
+                sec.note(f"The sections below follow the first seat's question ({s.name(s.first)} "
+                         "against the others playing together).")
     elif t.kind == "setups":
         table = t.setups if t.setups is not None else (
             M.setups_from_tables(t.positions, t.edges, t.root) if t.edges is not None else None)
         summ = M.setup_summary(table)
-        rows = [[f"first player {'wins' if k == 'win' else 'loses' if k == 'lose' else 'ties' if k == 'tie' else 'draws'}",
-                 summ["counts"][k], _pct(summ["shares"][k])] for k in M.SHOWN_VALUES]
-        sec.table(["result (first player's view)", "setups", "share (by probability)"], rows)
-        sec.table(["", "value"], [["expected result of the first player", f"{summ['expected']:+.3f}"]]
-                  + ([["expected score margin", f"{summ['expected_margin']:+.2f}"]]
+        rows = [[_result_label(t, k), summ["counts"][k], _pct(summ["shares"][k])] for k in M.SHOWN_VALUES]
+        sec.table(["result with perfect play", "setups", "share (by probability)"], rows)
+        sec.table(["", "value"], [[f"expected result of {t.who(t.first)}", f"{summ['expected']:+.3f}"]]
+                  + ([[f"expected score margin of {t.who(t.first)}", f"{summ['expected_margin']:+.2f}"]]
                      if summ["expected_margin"] is not None else []))
-        doc.new_figure("setup_outcomes", lambda ax: plots.setup_outcomes(ax, summ["shares"]))
+        doc.new_figure("setup_outcomes", lambda ax: plots.setup_outcomes(
+            ax, summ["shares"], names=(s.short(s.first), s.short(s.second))))
         sec.figure("setup_outcomes", "Share of random setups won by each side with perfect play.")
         if summ["margins"] is not None and summ["margins"].height:
-            doc.new_figure("setup_margins", lambda ax: plots.margin_distribution(ax, summ["margins"]))
-            sec.figure("setup_margins", "Distribution of the final score margin over the setups "
-                                        "(first player's view, perfect play).")
+            doc.new_figure("setup_margins", lambda ax: plots.margin_distribution(
+                ax, summ["margins"], who=s.short(s.first)))
+            sec.figure("setup_margins", f"Distribution of the final score margin over the setups "
+                                        f"({t.who(t.first)}'s view, perfect play).")
             sec.note("the margin is the best score margin each side can force, a separate objective "
                      "from winning (a tie-break can decide a game with level scores), so margins and "
                      "results need not match setup by setup.")
     else:
         sec.table(["", "perfect play"], [
             ["first player", first], ["expected result", f"{v.advantage:+.3f}"],
-            ["first player wins", _pct(v.p_win)], ["first player loses", _pct(v.p_loss)],
+            [f"{t.bare(t.first)} wins", _pct(v.p_win)], [f"{t.bare(t.first)} loses", _pct(v.p_loss)],
             ["neither", _pct(max(0.0, 1 - v.p_win - v.p_loss))]])
     return sec
 
@@ -537,9 +744,14 @@ def _no_edges(t: _Tables) -> tuple[str, str]:
 
 def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
     if t.kind == "setups":
-        return _setups_list_section(doc, t)
+        return _setups_list_section(doc, t, solution)
     if t.edges is None:
         why, fix = _no_edges(t)
+        looked_up = _openings_by_lookup(t, solution) if t.kind == "deterministic" else None
+        if looked_up is not None:
+            looked_up.note(f"{why}; the first moves were looked up one by one instead (symmetric "
+                           "moves are listed separately).")
+            return looked_up
         sec = Section("Opening moves", f"{why}, so the opening moves are not listed.")
         sec.note(fix)
         return sec
@@ -584,6 +796,8 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
             parts = [f"all {'are' if n_moves > 1 else 'is'} {plural[v][0] + 's' if v != 'lose' else 'losses'}"
                      if n_moves > 1 else f"it is a {plural[v][0]}" for v in ("win", "tie", "draw", "lose") if counts[v]]
         reading = f"The start has {n_moves} legal {what} ({table.height} up to symmetry): " + ", ".join(parts) + "."
+        if counts["draw"] == n_moves and n_moves:
+            return _all_draw_section(t, n_moves, table.height, labels, bool(names), name_err)
         if counts["win"]:
             reading += (f" The fastest win is {labels[0]} (the opponent is lost, game over in "
                         f"{rems[0] + 1} plies).")
@@ -594,7 +808,7 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
             best_v = "tie" if counts["tie"] else "draw"
             lose_txt = ("no move loses" if counts["lose"] == 0 else
                         f"{counts['lose']} {'move loses' if counts['lose'] == 1 else 'moves lose'}")
-            reading += f" The best the first player can do is a {best_v}; {lose_txt}."
+            reading += f" The best {t.who(t.first)} can do is a {best_v}; {lose_txt}."
         else:
             reading += f" Every move loses; the longest resistance is {labels[0]} ({rems[0] + 1} plies)."
         has_margin = "margin" in table.columns
@@ -624,11 +838,142 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
         title="Opening moves (best first)"), size=(7.0, max(2.4, 0.32 * shown + 1.2)))
     if stochastic:
         sec.figure("opening_moves", "Each opening move (up to symmetry): bar length = expected result "
-                                    "for the first player after the move (green: favourable, red: unfavourable).")
+                                    f"for {t.who(t.first)} after the move (green: favourable, red: unfavourable).")
     else:
-        sec.figure("opening_moves", "Each opening move (up to symmetry), coloured by its value for the "
-                                    "first player; bar length = plies to the end with perfect play"
+        sec.figure("opening_moves", "Each opening move (up to symmetry), coloured by its value for "
+                                    f"{t.who(t.first)}; bar length = plies to the end with perfect play"
                    + (" (hatched: draw, no end)." if "draw" in vals else "."))
+    return sec
+
+
+def _all_draw_section(t: _Tables, n_moves: int, classes: int, labels: Sequence[str],
+                      named: bool, name_err: str | None) -> Section:
+    """Every first move is a draw: one sentence (a chart of identical bars would say no more)."""
+    sym = f" ({classes} up to symmetry)" if classes != n_moves else ""
+    reading = (f"Every one of the {n_moves} first moves{sym} is a draw: whatever {t.who(t.first)} "
+               "plays, neither side can force a win afterwards, and with perfect play the game "
+               "never ends.")
+    sec = Section("Opening moves", reading)
+    if named:
+        shown = list(labels[:MAX_ROWS])
+        more = f"; and {len(labels) - MAX_ROWS} more groups." if len(labels) > MAX_ROWS else "."
+        sec.text("The moves" + (", grouped by symmetry" if classes != n_moves else "") + ": "
+                 + "; ".join(shown) + more)
+    if name_err:
+        sec.note(f"move names unavailable ({name_err})")
+    return sec
+
+
+def _openings_by_lookup(t: _Tables, solution: Any, most: int = 400) -> Section | None:
+    """The opening moves from per-position lookups (:meth:`solver.api.Solution.moves`) when the
+    table has no edges (a tiered table too large to regenerate them): ``None`` when the start
+    has more than ``most`` moves or the rules cannot be replayed."""
+    try:
+        g = solution.game
+        state = g.initial_state()
+        if g.node_kind(state) != NodeKind.DECISION or len(list(g.legal_actions(state))) > most:
+            return None
+        moves = solution.moves(state)
+    except Exception:  # lookups need the game's rules and every child row
+        return None
+    if not moves or any(m.value is None for m in moves):
+        return None
+    n = len(moves)
+    counts = defaultdict(int)
+    for m in moves:
+        counts[m.value] += 1
+    if counts["draw"] == n:
+        return _all_draw_section(t, n, n, [m.move for m in moves], True, None)
+    plural = {"win": "wins", "tie": "ties", "draw": "draws", "lose": "losses"}
+    reading = (f"The start has {n} legal move{'s' if n != 1 else ''}: "
+               + ", ".join(f"{counts[v]} {plural[v]}" for v in ("win", "tie", "draw", "lose") if counts[v]) + ".")
+    sec = Section("Opening moves", reading)
+    sec.table(["move", "value for the mover", "plies to the end"],
+              [[m.move, m.value, "-" if m.remoteness is None else m.remoteness + 1] for m in moves[:MAX_ROWS]])
+    if n > MAX_ROWS:
+        sec.note(f"{n - MAX_ROWS} more moves are not listed.")
+    return sec
+
+
+#: plies of the opening line drawn as boards (after the start position)
+LINE_BOARDS = 10
+#: the opening line is followed at most this many plies (tables stored tier by tier, whose
+#: lookups read from disk: ``LINE_MAX_PLIES_TIERED``)
+LINE_MAX_PLIES = 200
+LINE_MAX_PLIES_TIERED = 30
+
+
+def _step_text(t: _Tables, i: int, step: Any) -> str:
+    """``3. White: a1-a2`` (a chance step: ``1. chance: BWW/GGB/GGG``)."""
+    who = "chance" if step.why == "most likely roll" else t.seats.name(int(step.player))
+    return f"{i}. {who}: {step.move}"
+
+
+def _line_end(t: _Tables, g: Any, state: Any, ending: str, plies: int, chance: bool = False) -> str:
+    """How the opening line ends, in words (the winner from the game's own outcome)."""
+    if ending == "repeats" and chance:
+        return ("a position comes back: with the same most likely outcomes every time, play would go "
+                "round for ever (other outcomes lead elsewhere)")
+    if ending == "repeats":
+        return "a position comes back, so play goes round for ever: a draw"
+    if ending == "limit":
+        return f"it is still going after {plies} plies (only that much is followed here)"
+    try:
+        out = g.outcome(state)
+    except Exception:  # the rules cannot say: the line still ended
+        return "game over"
+    from solver.core.game import Result
+
+    winners = [p for p, r in enumerate(out.results) if r == Result.WIN]
+    text = (f"{t.seats.name(winners[0])} wins" if len(winners) == 1 else "a tie (the game ends level)")
+    margin = out.margin(winners[0] if len(winners) == 1 else t.first)
+    if margin is not None:
+        text += f", score margin {margin:+d}" + ("" if len(winners) == 1 else f" for {t.seats.name(t.first)}")
+    return "game over: " + text
+
+
+def _line_section(doc: Document, t: _Tables, solution: Any) -> Section:
+    """The principal variation from the start: a strip of boards for its first plies, then the
+    whole line as text."""
+    title = "Opening line (principal variation)"
+    try:
+        g = solution.game
+        most = LINE_MAX_PLIES_TIERED if t.meta.get("layout") == "tiered" else LINE_MAX_PLIES
+        steps, ending = solution.line(max_plies=most)
+        states = [g.initial_state()]
+        for st in steps:
+            states.append(g.play([st.move], states[-1]))
+    except Exception as exc:  # a table without rules, a game that cannot replay its moves
+        sec = Section(title, "The principal variation could not be replayed from the game's rules.")
+        sec.note(f"{type(exc).__name__}: {exc}")
+        return sec
+    chance = sum(1 for st in steps if st.why == "most likely roll")
+    plies = len(steps) - chance
+    end = _line_end(t, g, states[-1], ending, len(steps), chance=chance > 0)
+    how = ("both sides play a best move at every turn (the largest expected result)" if t.kind == "stochastic" else
+           "both sides play a best move at every turn (the fastest win, the slowest loss"
+           + (", then the best score margin)" if "margin" in t.positions.columns else ")"))
+    if chance:
+        how += "; chance steps take their most likely outcome (the first of equally likely ones)"
+    if any(st.why == "most likely choices" for st in steps):
+        how += "; secret choices take the likeliest pair under the optimal mixed strategies"
+    reading = (f"The principal variation: {how}. From the start it lasts {plies} pl{'y' if plies == 1 else 'ies'}"
+               + (f" and {chance} chance step{'s' if chance != 1 else ''}" if chance else "")
+               + f", and then {end}.")
+    sec = Section(title, reading)
+    if not steps:
+        return sec
+    shown = min(len(steps), LINE_BOARDS)
+    try:
+        pictures = [g.picture(st) for st in states[:shown + 1]]
+        captions = ["start"] + [_step_text(t, i, st) for i, st in enumerate(steps[:shown], 1)]
+        _strips(doc, sec, "line", pictures, captions,
+                f"The start and the first {shown} steps of the principal variation" if shown > 1 else
+                "The start and the first step of the principal variation")
+    except Exception as exc:  # drawing is a bonus: the text below still gives the line
+        sec.note(f"the positions could not be drawn ({type(exc).__name__}: {exc})")
+    sec.text("The whole line: " + "; ".join(_step_text(t, i, st) for i, st in enumerate(steps, 1))
+             + f" ({end}).")
     return sec
 
 
@@ -657,31 +1002,124 @@ def _merge_symmetric(table: pl.DataFrame, groups: list[list[str]], keys: np.ndar
     return out, merged
 
 
-def _setups_list_section(doc: Document, t: _Tables) -> Section:
+#: at most this many exceptional setups are drawn as boards (the rest are counted)
+MAX_SETUP_PICTURES = 30
+#: boards per picture strip
+STRIP_BOARDS = 6
+
+
+def _setup_result(t: _Tables, value: str, remoteness: Any, margin: Any = None) -> str:
+    """One setup's result in words: ``White wins in 12 plies``, ``a tie after 9 plies``."""
+    s = t.seats
+    plies = "" if remoteness is None else f" {'in' if value in ('win', 'lose') else 'after'} {int(remoteness)} " \
+                                          f"pl{'y' if int(remoteness) == 1 else 'ies'}"
+    text = {"win": f"{s.short(s.first)} wins", "lose": f"{s.short(s.second)} wins", "tie": "a tie",
+            "draw": "a draw (never ends)"}.get(value, str(value))
+    return text + ("" if value == "draw" else plies)
+
+
+def _strips(doc: Document, sec: Section, stem: str, pictures: Sequence[Any], captions: Sequence[str],
+            caption: str) -> None:
+    """Board pictures in strips of :data:`STRIP_BOARDS`, each an SVG of the document."""
+    from analysis.boards import svg_strip
+
+    total = len(pictures)
+    strips = -(-total // STRIP_BOARDS)
+    sizes = [total // strips + (1 if k < total % strips else 0) for k in range(strips)] if total else []
+    i = 0
+    for k, size in enumerate(sizes, 1):
+        name = f"{stem}_{k}"
+        doc.svgs[name] = svg_strip(list(pictures[i:i + size]), list(captions[i:i + size]))
+        part = "" if strips == 1 else f" ({i + 1} of {total})" if size == 1 else f" ({i + 1}-{i + size} of {total})"
+        sec.boards(name, caption + part)
+        i += size
+
+
+def _setups_list_section(doc: Document, t: _Tables, solution: Any = None) -> Section:
+    """The setups, designer first: the ones that do not go the way most setups go, drawn as
+    boards, then one line on the rest."""
     table = t.setups if t.setups is not None else M.setups_from_tables(t.positions, t.edges, t.root)
     n = table.height
-    sort_cols = ["probability"]
-    table = table.sort(sort_cols, descending=True, maintain_order=True)
-    counts = table.group_by("value").agg(pl.len()).to_dict(as_series=False)
-    by_v = dict(zip(counts["value"], counts["len"]))
-    reading = (f"The game starts with a random setup: {n} distinct setups up to symmetry. Here the "
-               f"'opening moves' are the setups: the first player wins {by_v.get('win', 0)} of them, "
-               f"loses {by_v.get('lose', 0)}, ties {by_v.get('tie', 0)} and draws {by_v.get('draw', 0)} "
-               f"with perfect play.")
-    sec = Section("Opening moves: the setups", reading)
+    summ = M.setup_summary(table)
+    shares, counts = summ["shares"], summ["counts"]
+    # the result most setups go to (by probability, then by count)
+    common = max(M.SHOWN_VALUES, key=lambda v: (shares[v], counts[v]))
+    s = t.seats
+    goes = {"win": f"go to {t.who(s.first)}", "lose": f"go to {t.who(s.second)}",
+            "tie": "end in a tie", "draw": "lead to a draw (endless play)"}[common]
     has_layout = "layout" in table.columns
     has_margin = "margin" in table.columns
-    rows = []
-    for r in table.head(MAX_ROWS).iter_rows(named=True):
-        row = ([" ".join(str(r["layout"]).split())] if has_layout else []) + [_prob(r["probability"]), r["value"],
-                                                       "-" if r["remoteness"] is None else r["remoteness"]]
-        if has_margin:
-            row.append(f"{r['margin']:+d}")
-        rows.append(row)
-    sec.table((["setup"] if has_layout else []) + ["probability", "value (first player)", "plies"]
-              + (["margin"] if has_margin else []), rows)
-    if n > MAX_ROWS:
-        sec.note(f"the {MAX_ROWS} most likely setups are listed; {n - MAX_ROWS} more are in the setups table.")
+    order = {"lose": 0, "win": 0, "tie": 1, "draw": 2}
+    others = table.filter(pl.col("value") != common)
+    others = others.with_columns(_order=pl.col("value").replace_strict(order, default=3)).sort(
+        ["_order", "probability"], descending=[False, True], maintain_order=True).drop("_order")
+    rest = table.filter(pl.col("value") == common)
+    k = others.height
+    reading = (f"The game starts with a random setup: {n:,} distinct setups up to symmetry. "
+               f"{counts[common]:,} of them ({_pct(shares[common])} by probability) {goes}")
+    if k == 0:
+        reading += "; every setup does, so no setup is an exception."
+    else:
+        parts = []
+        for v in M.SHOWN_VALUES:
+            c = counts[v]
+            if v == common or not c:
+                continue
+            parts.append(f"{t.who(s.first if v == 'win' else s.second)} wins {c:,}" if v in ("win", "lose")
+                         else f"{c:,} {'is a' if c == 1 else 'are'} {v}{'' if c == 1 else 's'}")
+        reading += (f". The {k:,} setup{'s' if k != 1 else ''} that do{'es' if k == 1 else ''} not "
+                    f"{goes} {'are' if k != 1 else 'is'} shown first: " + ", ".join(parts) + ".")
+    sec = Section("Opening moves: the setups", reading)
+    if k:
+        shown = others.head(MAX_SETUP_PICTURES)
+        equal_p = table["probability"].n_unique() == 1
+        pictures, captions, failed = [], [], None
+        if solution is not None:
+            try:
+                g = solution.game
+                keys = shown["key"].to_list() if "key" in shown.columns else \
+                    [int(t.positions["key"][d]) for d in shown["dst"].to_list()]
+                for key, r in zip(keys, shown.iter_rows(named=True)):
+                    pictures.append(g.picture(g.decode(int(key))))
+                    lines = [_setup_result(t, r["value"], r["remoteness"])]
+                    if has_margin and r.get("margin") is not None:
+                        lines.append(f"margin {int(r['margin']):+d} for {s.short(s.first)}")
+                    if not equal_p:
+                        lines.append(f"probability {_prob(r['probability'])}")
+                    captions.append("\n".join(lines))
+            except Exception as exc:  # a game whose positions cannot be drawn still gets its table
+                pictures, failed = [], f"{type(exc).__name__}: {exc}"
+        if pictures:
+            _strips(doc, sec, "setups", pictures, captions,
+                    f"Setups that do not {goes}, as dealt (perfect play from there)")
+        rows = []
+        for r in shown.iter_rows(named=True):
+            row = ([" ".join(str(r["layout"]).split())] if has_layout else []) + [
+                _prob(r["probability"]), _setup_result(t, r["value"], r["remoteness"])]
+            if has_margin:
+                row.append(f"{r['margin']:+d}")
+            rows.append(row)
+        sec.table((["setup"] if has_layout else []) + ["probability", "result with perfect play"]
+                  + ([f"margin ({s.short(s.first)})"] if has_margin else []), rows)
+        if k > MAX_SETUP_PICTURES:
+            sec.note(f"the first {MAX_SETUP_PICTURES} of these {k:,} setups are shown; "
+                     f"{k - MAX_SETUP_PICTURES:,} more are in the setups table.")
+        if failed:
+            sec.note(f"the setups could not be drawn ({failed})")
+    if rest.height:
+        rem = rest["remoteness"].drop_nulls()
+        line = (f"The other {rest.height:,} setup{'s' if rest.height != 1 else ''} "
+                f"({_pct(shares[common])} by probability) "
+                + ("all " if rest.height > 1 else "") + f"{goes}")
+        if rem.len():
+            lo, hi = int(rem.min()), int(rem.max())
+            span = f"{lo} to {hi} plies" if lo != hi else f"{lo} pl{'y' if lo == 1 else 'ies'}"
+            line += f", {'in' if common in ('win', 'lose') else 'after'} {span}"
+        if has_margin and rest["margin"].len():
+            mlo, mhi = int(rest["margin"].min()), int(rest["margin"].max())
+            line += (f", with margins from {mlo:+d} to {mhi:+d}" if mlo != mhi else f", with margin {mlo:+d}") \
+                + f" for {t.who(s.first)}"
+        sec.text(line + ".")
     return sec
 
 
@@ -726,39 +1164,94 @@ def _histogram_section(doc: Document, t: _Tables) -> Section:
     return sec
 
 
+def _ply_list(plies: Sequence[int]) -> str:
+    """``3``, ``3 and 5``, ``the odd plies from 3 to 17``, ``2, 5, 9 and 12``."""
+    plies = [int(p) for p in plies]
+    if len(plies) == 1:
+        return f"ply {plies[0]}"
+    steps = {b - a for a, b in zip(plies, plies[1:])}
+    if len(plies) > 3 and steps == {2}:
+        return f"the {'odd' if plies[0] % 2 else 'even'} plies from {plies[0]} to {plies[-1]}"
+    if len(plies) > 3 and steps == {1}:
+        return f"plies {plies[0]} to {plies[-1]}"
+    shown = plies if len(plies) <= 12 else plies[:12]
+    text = ", ".join(map(str, shown[:-1])) + f" and {shown[-1]}" if len(shown) == len(plies) else \
+        ", ".join(map(str, shown)) + f" and {len(plies) - len(shown)} more"
+    return "plies " + text
+
+
+def _without_finished_plies(table: pl.DataFrame) -> tuple[pl.DataFrame, str | None]:
+    """Leave out the plies whose positions are all final (the game is over there: a final
+    position's value says who won, not who is winning); returns the rest and a note saying so."""
+    done = table.filter(pl.col("finished") == pl.col("positions"))
+    note = None
+    if done.height:
+        n = int(done["positions"].sum())
+        note = (f"{_ply_list(done['ply'].to_list()).capitalize()} "
+                f"{'holds' if done.height == 1 else 'hold'} only finished games ({n:,} final "
+                f"position{'s' if n != 1 else ''}) and {'is' if done.height == 1 else 'are'} left out of "
+                "the table and the figure: there the game is over, so the value says who won, not who "
+                "is winning.")
+    return table.filter(pl.col("finished") < pl.col("positions")), note
+
+
+#: what "ply" means in the by-ply tables of games with chance
+_CHANCE_PLIES = ("here a position's ply counts every step from the start, chance steps (the deal of "
+                 "a setup, dice rolls) included; game lengths elsewhere count moves only.")
+
+
 def _ply_section(doc: Document, t: _Tables) -> Section:
     if t.kind == "stochastic":
-        table = M.expected_by_ply(t.positions)
+        full = M.expected_by_ply(t.positions)
         sec = Section("Positions by ply", "Mean win and loss probability of the side to move at each "
                       "ply from the start (positions counted once, at the fewest moves that reach them).")
+        table, note = _without_finished_plies(full)
         cols = [c for c in ("mean_p_win", "mean_p_loss", "mean_expected") if c in table.columns]
         sec.table(["ply", "positions"] + [c.replace("mean_", "mean ").replace("_", " ") for c in cols],
                   [[r["ply"], r["positions"]] + [f"{r[c]:+.3f}" if c == "mean_expected" else _pct(r[c]) for c in cols]
                    for r in table.head(MAX_ROWS).iter_rows(named=True)])
-        doc.new_figure("value_by_ply", lambda ax: plots.expected_by_ply(ax, table))
-        sec.figure("value_by_ply", "Mean win / loss probability and expected result of the side to move by ply.")
+        if table.height > MAX_ROWS:
+            sec.note(f"{table.height - MAX_ROWS} later plies are in the figure only.")
+        if note:
+            sec.note(note)
+        if bool((t.positions["kind"] == M.CHANCE).any()):
+            sec.note(_CHANCE_PLIES)
+        if table.height:
+            doc.new_figure("value_by_ply", lambda ax: plots.expected_by_ply(ax, table))
+            sec.figure("value_by_ply", "Mean win / loss probability and expected result of the side to move by ply.")
         return sec
-    table = M.value_by_ply(t.positions)
+    full = M.value_by_ply(t.positions)
+    table, note = _without_finished_plies(full)
     plies = table["ply"].to_numpy()
     ws = table["win_share"].to_numpy()
     ds = table["draw_share"].to_numpy()
     reading = (f"Positions first reached at each ply (fewest moves from the start), by the value for "
-               f"the side to move; there are {len(plies)} plies. ")
-    if len(plies):
+               f"the side to move; there are {full.height} plies")
+    reading += (f", {full.height - table.height} of them with finished games only. " if table.height < full.height
+                else ". ")
+    parts = []
+    if len(plies) and ws.any():
         k = int(np.argmax(ws))
-        reading += f"The side to move is winning most often at ply {plies[k]} ({_pct(ws[k])} of its positions)"
-        if ds.any():
-            j = int(np.argmax(ds))
-            reading += f"; draws are most common at ply {plies[j]} ({_pct(ds[j])})"
-        reading += "."
+        parts.append(f"the side to move is winning most often at ply {plies[k]} ({_pct(ws[k])} of its positions)")
+    if len(plies) and ds.any():
+        j = int(np.argmax(ds))
+        parts.append(f"draws are most common at ply {plies[j]} ({_pct(ds[j])})")
+    if parts:
+        text = "; ".join(parts)
+        reading += text[0].upper() + text[1:] + "."
     sec = Section("Positions by ply", reading)
     rows = [[r["ply"], r["positions"], _pct(r["win_share"]), _pct(r["lose_share"]), _pct(r["tie_share"]),
              _pct(r["draw_share"])] for r in table.iter_rows(named=True)]
     sec.table(["ply", "positions", "win", "lose", "tie", "draw"], rows[:MAX_ROWS * 2])
     if len(rows) > MAX_ROWS * 2:
         sec.note(f"{len(rows) - MAX_ROWS * 2} later plies are in the figure only.")
-    doc.new_figure("value_by_ply", lambda ax: plots.value_by_ply(ax, table))
-    sec.figure("value_by_ply", "Share of wins / losses / ties / draws for the side to move at each ply.")
+    if note:
+        sec.note(note)
+    if bool((t.positions["kind"] == M.CHANCE).any()):
+        sec.note(_CHANCE_PLIES)
+    if table.height:
+        doc.new_figure("value_by_ply", lambda ax: plots.value_by_ply(ax, table))
+        sec.figure("value_by_ply", "Share of wins / losses / ties / draws for the side to move at each ply.")
     return sec
 
 
@@ -781,8 +1274,11 @@ def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
     return out
 
 
-def _matchup_label(key: str) -> str:
+def _matchup_label(key: str, t: _Tables | None = None) -> str:
+    """``random (1st) vs perfect (2nd)``; with named seats ``random (Black) vs perfect (White)``."""
     first, second = key.split(" vs ")
+    if t is not None and t.seats.named:
+        return f"{first} ({t.seats.name(t.first)}) vs {second} ({t.seats.name(t.seats.second)})"
     return f"{first} (1st) vs {second} (2nd)"
 
 
@@ -818,13 +1314,15 @@ def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] 
     if isinstance(play, dict) and "random vs perfect" in play:
         rp, pr, rr = play["random vs perfect"], play["perfect vs random"], play["random vs random"]
         reading += (f" A player choosing uniformly at random among the legal moves wins "
-                    f"{_pct(rp.p_first)} of games as first player and {_pct(pr.p_second)} as second "
-                    f"player against a perfect player; two random players: the first wins "
-                    f"{_pct(rr.p_first)}, the second {_pct(rr.p_second)}.")
-        rows += [["random (1st) beats perfect (2nd)", _pct(rp.p_first)],
-                 ["random (2nd) beats perfect (1st)", _pct(pr.p_second)],
-                 ["random vs random: first player wins", _pct(rr.p_first)],
-                 ["random vs random: second player wins", _pct(rr.p_second)],
+                    f"{_pct(rp.p_first)} of games as {t.bare(t.first)} and {_pct(pr.p_second)} as "
+                    f"{t.bare(t.seats.second)} against a perfect player; two random players: "
+                    f"{t.bare(t.first) if t.seats.named else 'the first'} wins {_pct(rr.p_first)}, "
+                    f"{t.bare(t.seats.second) if t.seats.named else 'the second'} {_pct(rr.p_second)}.")
+        a, b = ((t.seats.name(t.first), t.seats.name(t.seats.second)) if t.seats.named else ("1st", "2nd"))
+        rows += [[f"random ({a}) beats perfect ({b})", _pct(rp.p_first)],
+                 [f"random ({b}) beats perfect ({a})", _pct(pr.p_second)],
+                 [f"random vs random: {t.bare(t.first)} wins", _pct(rr.p_first)],
+                 [f"random vs random: {t.bare(t.seats.second)} wins", _pct(rr.p_second)],
                  ["random vs random: tied end", _pct(rr.p_tie)],
                  ["random vs random: never ends" if rr.exact else
                   f"random vs random: not over after {rr.max_plies:,} plies", _pct(rr.p_unfinished)]]
@@ -840,11 +1338,13 @@ def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] 
     if isinstance(play, dict) and "random vs random" in play:
         keys = [k for k in play if not k.startswith("_")]
         doc.new_figure("play_outcomes", lambda ax: plots.play_outcomes(
-            ax, [_matchup_label(k) for k in keys],
+            ax, [_matchup_label(k, t) for k in keys],
             [{"first": play[k].p_first, "second": play[k].p_second, "tie": play[k].p_tie,
-              "unfinished": play[k].p_unfinished} for k in keys]), size=(7.0, 3.2))
+              "unfinished": play[k].p_unfinished} for k in keys],
+            names=(t.seats.short(t.first), t.seats.short(t.seats.second)) if t.seats.named else None),
+            size=(7.0, 3.2))
         sec.figure("play_outcomes", "Results of games between random and perfect players "
-                                    "(colours from the first player's point of view).")
+                                    f"(colours from {t.who(t.first)}'s point of view).")
         methods = sorted({play[k].method for k in keys})
         best = ("the largest expected result, then the largest win probability" if t.kind == "stochastic"
                 else "win fastest, tie, draw, lose slowest")
@@ -900,10 +1400,10 @@ def _length_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] | st
     keys = [k for k in play if not k.startswith("_")]
     for k in keys:
         s = play[k]
-        rows.append([_matchup_label(k), _plies(s.expected_length), _pct(1 - s.p_unfinished),
+        rows.append([_matchup_label(k, t), _plies(s.expected_length), _pct(1 - s.p_unfinished),
                      int(s.lengths.min()) if len(s.lengths) else "-", int(s.lengths.max()) if len(s.lengths) else "-"])
     sec.table(["players", "mean plies (games that end)", "games that end", "shortest", "longest"], rows)
-    series = {_matchup_label(k): (play[k].lengths, play[k].length_probs) for k in keys
+    series = {_matchup_label(k, t): (play[k].lengths, play[k].length_probs) for k in keys
               if k != "perfect vs perfect" or t.kind != "deterministic"}
     doc.new_figure("game_length", lambda ax: plots.length_distribution(
         ax, series, perfect=perfect_line, title="Game length: perfect vs random play"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -25,10 +26,15 @@ import polars as pl
 
 from analysis import metrics as M
 from analysis import plots
-from analysis.report import DEFAULT_ROOT, Document, Section, save_document
+from analysis.report import DEFAULT_ROOT, Document, Section, glossary_section, save_document
 from solver.errors import VariantError
 
-__all__ = ["run_sweep", "format_table", "summarize", "answer", "sweep_id", "combinations"]
+__all__ = ["run_sweep", "format_table", "summarize", "answer", "compare", "what_changes", "sweep_id",
+           "combinations"]
+
+#: positions tables up to this many rows are compared row by row (a hash of every row); larger
+#: ones by their counts only
+COMPARE_LIMIT = 50_000_000
 
 #: columns of the terminal table (in order); the others stay in the returned DataFrame
 SHOWN = ("verdict", "remoteness", "advantage", "margin", "p_first_wins", "only_move", "good_moves", "random_vs_perfect",
@@ -90,7 +96,10 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)
+    warnings = list(getattr(getattr(solution, "game", None), "warnings", None) or [])
     row: dict[str, Any] = {
+        "first_player": v.first_player, "value_counts": _value_counts(pos), "digest": _digest(pos),
+        "warnings": "\n".join(warnings) or None,
         "kind": v.kind, "verdict": v.short, "value": v.value, "remoteness": v.remoteness,
         "advantage": v.advantage, "margin": v.margin, "p_first_wins": v.p_win, "p_first_loses": v.p_loss,
         "only_move": None, "good_moves": None,
@@ -116,6 +125,28 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
             except ValueError:
                 pass
     return row
+
+
+def _value_counts(positions: pl.DataFrame) -> str:
+    """How many positions have each value (deterministic tables) or each expected result rounded
+    to 1e-9 (stochastic), as JSON: two tables with different counts are different."""
+    col = positions["value"]
+    if col.dtype in (pl.Float32, pl.Float64):
+        col = col.round(9)
+    counts = col.value_counts().sort(col.name)
+    return json.dumps([[str(a), int(b)] for a, b in counts.iter_rows()])
+
+
+def _digest(positions: pl.DataFrame) -> str | None:
+    """A hash of every row of the positions table (``None`` beyond :data:`COMPARE_LIMIT` rows):
+    equal digests mean the same positions with the same values, plies and moves. Row hashes are
+    stable within one polars version, so digests compare the variants of one sweep only."""
+    if positions.height > COMPARE_LIMIT:
+        return None
+    h = hashlib.sha1(json.dumps([[c, str(t)] for c, t in positions.schema.items()]).encode())
+    for seed in (0, 1):  # two independent 64-bit hashes per row
+        h.update(positions.hash_rows(seed=seed).to_numpy().tobytes())
+    return h.hexdigest()
 
 
 def run_sweep(
@@ -181,7 +212,9 @@ def run_sweep(
     shown = {k: list(dict.fromkeys(df[k].to_list())) for k in vary}
     name = game.name  # the game's own name, also when it was given as module:Class
     folder = Path(reports_root) / name / f"tune-{sweep_id(fixed, vary)}"
-    doc = _document(name, fixed, shown, df)
+    first = int(df["first_player"][0]) if df.height and df["first_player"][0] is not None else 0
+    seats = M.Seats.of(getattr(game, "seat_names", None), first, max(2, getattr(game, "num_players", 2)))
+    doc = _document(name, fixed, shown, df, seats=seats)
     return save_document(doc, folder), df
 
 
@@ -194,6 +227,7 @@ def _frame(rows: list[dict[str, Any]], names: list[str]) -> pl.DataFrame:
         "positions": pl.Int64, "cyclic": pl.Float64, "label": pl.Utf8, "table": pl.Utf8,
         "rules_version": pl.Utf8, "toolkit_version": pl.Utf8, "solve_seconds": pl.Float64,
         "method": pl.Utf8, "not_certified": pl.Utf8, "error_estimate": pl.Float64,
+        "first_player": pl.Int64, "value_counts": pl.Utf8, "digest": pl.Utf8, "warnings": pl.Utf8,
     })
     return pl.DataFrame(rows, schema=schema)
 
@@ -222,7 +256,8 @@ def _table_columns(df: pl.DataFrame) -> list[str]:
 
 _KNOWN = {"kind", "verdict", "value", "remoteness", "advantage", "margin", "p_first_wins", "p_first_loses", "only_move",
           "good_moves", "random_vs_perfect", "random_first_wins", "positions", "cyclic", "label",
-          "table", "rules_version", "toolkit_version", "solve_seconds", "method", "not_certified", "error_estimate"}
+          "table", "rules_version", "toolkit_version", "solve_seconds", "method", "not_certified", "error_estimate",
+          "first_player", "value_counts", "digest", "warnings"}
 
 
 def format_table(df: pl.DataFrame) -> str:
@@ -252,18 +287,163 @@ def _numeric(text: str) -> bool:
 
 # --- the answer paragraph -----------------------------------------------------------------
 
-def _phrase(row: Mapping[str, Any]) -> str:
-    """The result of one variant in words (from the numbers of its row)."""
+def _phrase(row: Mapping[str, Any], seats: M.Seats | None = None) -> str:
+    """The result of one variant in words (from the numbers of its row); with named ``seats``
+    the sides are called by their names ("a win for Black in 5")."""
     kind = row["kind"]
+    named = seats is not None and seats.named
+    a = seats.name(seats.first) if named else "the first player"
+    b = seats.name(seats.second) if named else "the second player"
     if kind == "deterministic":
         v, r = row["value"], row["remoteness"]
+        if named:
+            return {"win": f"a win for {a} in {r}", "lose": f"a win for {b} in {r}",
+                    "tie": f"a tie in {r}", "draw": "a draw"}.get(v, str(v))
         return {"win": f"a first-player win in {r}", "lose": f"a second-player win in {r}",
                 "tie": f"a tie in {r}", "draw": "a draw"}.get(v, str(v))
     if kind == "setups":
         lose = row.get("p_first_loses")
-        return (f"first-player wins in {100 * row['p_first_wins']:.1f}% of setups"
+        return ((f"{a} winning {100 * row['p_first_wins']:.1f}% of setups" if named else
+                 f"first-player wins in {100 * row['p_first_wins']:.1f}% of setups")
                 + (f" ({100 * lose:.1f}% losses)" if lose is not None else ""))
-    return f"an expected result of {row['advantage']:+.2f} for the first player"
+    return f"an expected result of {row['advantage']:+.2f} for {a}"
+
+
+def _verdict_cell(row: Mapping[str, Any], seats: M.Seats | None) -> str:
+    """The verdict column of the report's table, in the seats' names when they have names."""
+    if seats is None or not seats.named:
+        return str(row.get("verdict"))
+    a, b = seats.name(seats.first), seats.name(seats.second)
+    kind, v, r = row.get("kind"), row.get("value"), row.get("remoteness")
+    if kind == "deterministic":
+        return {"win": f"{a} wins in {r}", "lose": f"{b} wins in {r}", "tie": f"tie in {r}",
+                "draw": "draw"}.get(v, str(v))
+    if kind == "setups" and row.get("p_first_wins") is not None:
+        return f"{a} wins {100 * row['p_first_wins']:.1f}% of setups"
+    pw = row.get("p_first_wins")
+    adv = row.get("advantage")
+    if adv is None:
+        return str(row.get("verdict"))
+    if pw is None or (isinstance(pw, float) and np.isnan(pw)):
+        return f"expected {adv:+.2f} for {a}"
+    return f"expected {adv:+.2f} ({a} wins {100 * pw:.1f}%)"
+
+
+# --- differences from the baseline ----------------------------------------------------------
+
+def _same_number(x: Any, y: Any, tol: float = 1e-9) -> bool:
+    if x is None or y is None:
+        return x is None and y is None
+    if isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y):
+        return True
+    return abs(float(x) - float(y)) <= tol
+
+
+def _same_start(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same result at the start: value, plies, margin, advantage and win probability."""
+    return (a.get("kind") == b.get("kind") and a.get("value") == b.get("value")
+            and a.get("remoteness") == b.get("remoteness")
+            and all(_same_number(a.get(c), b.get(c)) for c in ("margin", "advantage", "p_first_wins", "p_first_loses")))
+
+
+def compare(base: Mapping[str, Any], row: Mapping[str, Any], seats: M.Seats | None = None) -> tuple[str, str]:
+    """How variant ``row`` differs from ``base`` (two rows of a sweep): a level and the words.
+
+    Levels: ``identical`` (the positions tables hold the same rows: the same positions with the
+    same values), ``same counts`` (tables too large to compare row by row, but the same number
+    of positions, the same counts of each value and the same result at the start), ``same
+    start`` (the same result at the start, other tables) and ``different`` (another result).
+    """
+    n_a, n_b = base.get("positions"), row.get("positions")
+    start = _same_start(base, row)
+    if base.get("digest") and row.get("digest") and base["digest"] == row["digest"]:
+        return "identical", (f"nothing changes: the tables are identical (the same {n_b:,} positions "
+                             "with the same values)")
+    same_counts = n_a == n_b and base.get("value_counts") == row.get("value_counts")
+    if start and same_counts and not (base.get("digest") and row.get("digest")):
+        return "same counts", (f"nothing changes that the counts show: the same {n_b:,} positions, the same "
+                               "number of each value and the same result at the start (tables too large "
+                               "to compare row by row)")
+    if start:
+        if n_a != n_b:
+            how = f"from {n_a:,} to {n_b:,} positions"
+        elif not same_counts:
+            how = f"the same number of positions, {n_b:,}, with other values"
+        else:
+            how = f"the same number of positions, {n_b:,}, and of each value, but not the same positions"
+        return "same start", f"the result at the start stays {_phrase(row, seats)}, but the tables differ ({how})"
+    return "different", f"the result at the start changes from {_phrase(base, seats)} to {_phrase(row, seats)}"
+
+
+def _delta(name: str, a: Any, b: Any) -> str:
+    """``b - a`` for the difference table (``0`` when equal, ``-`` when unknown)."""
+    if a is None or b is None or (isinstance(a, float) and np.isnan(a)) or (isinstance(b, float) and np.isnan(b)):
+        return "-"
+    d = float(b) - float(a)
+    if abs(d) < 1e-12:
+        return "0"
+    if name in SHARES:
+        return f"{100 * d:+.1f} pts"
+    if name in ("positions", "remoteness"):
+        return f"{int(round(d)):+,}"
+    return f"{d:+.3f}" if name == "advantage" else f"{d:+.2f}"
+
+
+#: the differences shown against the baseline (column -> header)
+DELTAS = {"advantage": "1st-player advantage", "remoteness": "plies", "margin": "1st-player margin",
+          "p_first_wins": "P(1st wins)", "only_move": "only-move share",
+          "random_first_wins": "random vs random: 1st wins", "positions": "positions"}
+
+
+def what_changes(names: Sequence[str], rows: list[dict[str, Any]], seats: M.Seats | None = None
+                 ) -> tuple[str, list[str], list[list[str]], list[str]]:
+    """The "What changes" answer of a sweep: every variant against the baseline (the first
+    variant), then single rule changes that change nothing.
+
+    Returns the reading, the headers and rows of the difference table, and extra sentences.
+    """
+    labels = [_variant_label(r, names) for r in rows]
+    base = rows[0]
+    sentences = [f"Baseline: {labels[0]} (the first variant of the sweep), {_phrase(base, seats)}."]
+    levels = []
+    for lbl, r in zip(labels[1:], rows[1:]):
+        level, words = compare(base, r, seats)
+        levels.append(level)
+        sentences.append(f"With {lbl}, {words}.")
+    if rows[1:] and all(lv in ("identical", "same counts") for lv in levels):
+        sentences.append("No rule change in this sweep changes anything.")
+    cols = [c for c in DELTAS if any(r.get(c) is not None for r in rows)
+            and (c != "margin" or any(r.get("margin") is not None for r in rows))]
+    headers = ["variant", "against the baseline", "result"] + [f"change in {DELTAS[c]}" for c in cols]
+    short = {"identical": "identical tables", "same counts": "same counts, same start",
+             "same start": "same start, other tables", "different": "other result"}
+    table = [[f"{labels[0]} (baseline)", "-", _phrase(base, seats)] + ["-"] * len(cols)]
+    for lbl, r, lv in zip(labels[1:], rows[1:], levels):
+        table.append([lbl, short[lv], _phrase(r, seats)] + [_delta(c, base.get(c), r.get(c)) for c in cols])
+    # one rule at a time: pairs of variants that differ in one parameter only
+    extra: list[str] = []
+    if len(names) > 1:
+        for name in names:
+            others = [o for o in names if o != name]
+            found: dict[tuple[str, str, str], list[str]] = {}
+            groups: dict[tuple, list[dict[str, Any]]] = {}
+            for r in rows:
+                groups.setdefault(tuple(r[o] for o in others), []).append(r)
+            for key, members in groups.items():
+                ctx = ", ".join(f"{o}={k}" for o, k in zip(others, key))
+                for ra, rb in zip(members, members[1:]):
+                    level, _ = compare(ra, rb, seats)
+                    if level in ("identical", "same counts", "same start"):
+                        found.setdefault((ra[name], rb[name], level), []).append(ctx)
+            for (a, b, level), ctxs in found.items():
+                where = (f"for every {', '.join(others)}" if len(ctxs) == len(groups) and len(groups) > 1
+                         else "with " + " or ".join(ctxs))
+                what = {"identical": "changes nothing (identical tables)",
+                        "same counts": "changes nothing the counts show",
+                        "same start": "leaves the result at the start unchanged (the tables differ)"}[level]
+                text = f"{_change(name, a, b)} {what} {where}."
+                extra.append(text[0].upper() + text[1:])
+    return " ".join(sentences), headers, table, extra
 
 
 def _change(name: str, a: str, b: str) -> str:
@@ -274,13 +454,15 @@ def _change(name: str, a: str, b: str) -> str:
     return f"changing {name} from {a} to {b}"
 
 
-def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence[str]], df: pl.DataFrame) -> str:
-    """A one-paragraph answer to the question a sweep asks, generated from its table."""
+def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence[str]], df: pl.DataFrame,
+           *, seats: M.Seats | None = None) -> str:
+    """A one-paragraph answer to the question a sweep asks, generated from its table (with named
+    ``seats`` the sides are called by their names)."""
     names = list(vary)
     rows = df.to_dicts()
     base = f"{game_name}({', '.join(f'{k}={v}' for k, v in fixed.items())})" if fixed else game_name
     sentences = [f"Question: what does varying {', '.join(names)} change in {base}?"]
-    phrases = [_phrase(r) for r in rows]
+    phrases = [_phrase(r, seats) for r in rows]
     if len(set(phrases)) == 1:
         sentences.append(f"The result with perfect play does not change: every one of the {len(rows)} "
                          f"variants is {phrases[0]}.")
@@ -299,7 +481,7 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
                 members = sorted(members, key=lambda r: order.get(r[name], 0))
                 ctx = ", ".join(f"{o}={k}" for o, k in zip(others, key))
                 for ra, rb in zip(members, members[1:]):
-                    pa, pb = _phrase(ra), _phrase(rb)
+                    pa, pb = _phrase(ra, seats), _phrase(rb, seats)
                     if pa != pb:
                         seen.setdefault((ra[name], rb[name], pa, pb), []).append(ctx)
             for (a, b, pa, pb), ctxs in seen.items():
@@ -325,10 +507,11 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
                              f"({r['not_certified']}); its numbers are estimates.")
     adv = df["advantage"].to_numpy()
     labels = [_variant_label(r, names) for r in rows]
+    first = seats.name(seats.first) if seats is not None and seats.named else "the first player"
     if len(rows) > 1:
         i = int(np.argmin(np.abs(adv)))
         if np.ptp(adv) > 0:
-            text = f"The first player's advantage ranges from {adv.min():+.2f} to {adv.max():+.2f}"
+            text = f"{first[0].upper() + first[1:]}'s advantage ranges from {adv.min():+.2f} to {adv.max():+.2f}"
             if np.ptp(np.abs(adv)) > 0 and int((np.abs(adv) == np.abs(adv[i])).sum()) == 1:
                 text += f"; the most balanced variant is {labels[i]} ({adv[i]:+.2f})"
             sentences.append(text + ".")
@@ -370,10 +553,16 @@ def _variant_label(row: Mapping[str, Any], names: Sequence[str]) -> str:
 
 # --- the comparison report ----------------------------------------------------------------
 
-def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence[str]], df: pl.DataFrame) -> Document:
+def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence[str]], df: pl.DataFrame,
+              *, seats: M.Seats | None = None) -> Document:
     names = list(vary)
     rows = df.to_dicts()
     labels = [_variant_label(r, names) for r in rows]
+    named = seats is not None and seats.named
+    first = seats.name(seats.first) if named else "the first player"
+    view = (f"Values are from the point of view of {seats.full(seats.first)}; "
+            f"'1st' in the tables means {seats.name(seats.first)}" if named
+            else "Values are from the first player's point of view")
     fixed_txt = (f"with {', '.join(f'{k}={v}' for k, v in fixed.items())} (other parameters at their "
                  f"defaults)" if fixed else "with every other parameter at its default")
     vary_txt = "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in vary.items())
@@ -381,25 +570,45 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
         f"Rules tuning: {game_name}, varying {', '.join(names)}",
         f"Every combination of {vary_txt} {fixed_txt} "
         f"was solved exactly; {len(rows)} variants. All numbers come from the variants' tables. "
-        f"Values are from the first player's point of view; a ply is one move by one player.")
-    sec = Section("Answer", answer(game_name, fixed, vary, df))
+        f"{view}; a ply is one move by one player.")
+
+    # what changes: every variant against the baseline, first
+    reading, headers, table, extra = what_changes(names, rows, seats)
+    sec = Section("What changes", reading)
+    sec.table(headers, table)
+    for text in extra:
+        sec.text(text)
+    sec.note(("'identical tables': the two positions tables hold exactly the same rows (every position "
+              "with the same value, remoteness and moves), so the rule never matters in this variant; "
+              if any(row[1] == "identical tables" for row in table) else "")
+             + "a change is the variant's number minus the baseline's.")
+    for lbl, r in zip(labels, rows):
+        for w in (r.get("warnings") or "").splitlines():
+            w = re.sub(r"[;,]?\s*solving it anyway\.?\s*$", "", w).strip()
+            if w:
+                sec.text(f"Rulebook warning ({lbl}): {w}.")
+    doc.sections.append(sec)
+
+    sec = Section("Answer", answer(game_name, fixed, vary, df, seats=seats))
     cols = _table_columns(df)
-    sec.table([HEADERS.get(c, c) for c in cols], [[_cell(c, r[c]) for c in cols] for r in rows])
+    sec.table([HEADERS.get(c, c) for c in cols],
+              [[_verdict_cell(r, seats) if c == "verdict" else _cell(c, r[c]) for c in cols] for r in rows])
     doc.sections.append(sec)
 
     # verdict and advantage
     kinds = set(df["kind"].to_list())
     colours = [plots.VALUE_COLOURS.get(r["value"] or "", plots.VALUE_COLOURS["win"] if r["advantage"] > 0
                else plots.VALUE_COLOURS["lose"] if r["advantage"] < 0 else plots.VALUE_COLOURS["tie"]) for r in rows]
+    second = seats.name(seats.second) if named else "the second player"
     sec = Section("Verdict and first-player advantage",
-                  "The first player's expected result with perfect play for each variant (+1: the first "
-                  "player wins, -1: the second player wins, 0: tie or draw). " + "; ".join(
-                      f"{lbl}: {r['verdict']}" for lbl, r in zip(labels, rows)) + ".")
+                  f"{first[0].upper() + first[1:]}'s expected result with perfect play for each variant (+1: "
+                  f"{first} wins, -1: {second} wins, 0: tie or draw). " + "; ".join(
+                      f"{lbl}: {_verdict_cell(r, seats)}" for lbl, r in zip(labels, rows)) + ".")
     size = (max(5.0, 1.1 * len(rows) + 2.5), 3.6)
     doc.new_figure("advantage", lambda ax: plots.sweep_bars(
         ax, labels, df["advantage"].to_list(), title="First-player advantage (perfect play)",
-        ylabel="expected result of the first player", colours=colours, symmetric=True, fmt="{:+.2f}"), size=size)
-    sec.figure("advantage", "First-player advantage per variant, coloured by the value for the first player.")
+        ylabel=f"expected result of {first}", colours=colours, symmetric=True, fmt="{:+.2f}"), size=size)
+    sec.figure("advantage", f"First-player advantage per variant, coloured by the value for {first}.")
     if kinds == {"deterministic"} and df["remoteness"].null_count() < df.height:
         doc.new_figure("remoteness", lambda ax: plots.sweep_bars(
             ax, labels, df["remoteness"].to_list(), title="Plies to the end with perfect play",
@@ -442,6 +651,9 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
     if methods:
         sec.note("random play: " + " | ".join(methods))
     doc.sections.append(sec)
+    glossary = glossary_section(doc)
+    if glossary is not None:
+        doc.sections.append(glossary)
     return doc
 
 

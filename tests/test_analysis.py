@@ -116,6 +116,29 @@ def test_verdict_deterministic(code, rem, words, adv):
     assert v.p_win == (1.0 if code == W else 0.0)
 
 
+def test_verdict_names_seats_tied_to_their_number():
+    # Named seats: the text calls them by name, each tied to its player number once; the short
+    # form keeps the role words so that tables of different games compare.
+    pos = positions([(0, DEC, 0, L, 4), (1, TERM, 1, L, 0)])
+    v = M.verdict(pos, META, seat_names=("Black", "White"))
+    assert v.text == ("With perfect play White (player 2) wins in 4 plies: Black (player 1, moves first) "
+                      "loses whatever it does.")
+    assert v.short == "second player wins in 4"
+    seats = M.Seats.of(("Black", "White"), 0)
+    assert seats.named and seats.who(1) == "White" and seats.full(0) == "Black (player 1, moves first)"
+    plain = M.Seats.of(None, 0)
+    assert not plain.named and plain.full(0) == "the first player (Player 1)" and plain.who(1) == "the second player"
+
+
+def test_ply_tables_count_finished_positions():
+    # mixed_table: ply 3 holds only terminal rows (2 losses and a tie); plies 1 and 2 none.
+    t = M.value_by_ply(mixed_table())
+    assert t["finished"].to_list() == [0, 0, 3]
+    pos, _ = stochastic_tables()  # ply 1: the three terminals of the die and "safe"
+    by = M.expected_by_ply(pos)
+    assert by["finished"].to_list() == [0, 3]
+
+
 def test_verdict_reports_forced_margin():
     # A scored game: the root's margin +3 is the best margin the first player can force.
     pos = positions([(0, DEC, 0, W, 3), (1, TERM, 1, L, 0)], margin=[3, -3])

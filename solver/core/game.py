@@ -129,6 +129,11 @@ class Game(ABC, Generic[State]):
     scored: ClassVar[bool] = False
     #: number of players
     num_players: int = 2
+    #: what people call each seat, by player index (0 moves first unless the game says
+    #: otherwise): colours, sides or "Player n". Reports name the seats with these words, tied to
+    #: the player number once ("Black (player 1, moves first)"); games with more seats than names
+    #: fall back to "Player n"
+    seat_names: ClassVar[tuple[str, ...]] = ("Player 1", "Player 2")
     #: True when :meth:`expand` is a compiled kernel that releases the GIL, so enumeration can
     #: expand chunks in threads (no copies between processes) instead of forked processes
     expand_releases_gil: ClassVar[bool] = False

@@ -115,6 +115,8 @@ class Blam(Game[BlamState]):
         "3x3-3p": {"rows": 3, "cols": 3, "per_size": 1, "players": 3},
     }
     largest_preset = "4x4"
+    #: seats in order; a game of 2 or 3 players uses the first 2 or 3
+    seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"
     scored = True
 

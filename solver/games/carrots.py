@@ -161,6 +161,7 @@ class Carrots(Game[CarrotsState]):
         "4x4": "up to 3e9 positions after symmetry (more than 301,000,000 found by ply 11, measured), "
                "past what the in-memory solver holds in 24 GiB",
     }
+    seat_names: ClassVar[tuple[str, ...]] = ("Carrots", "Broccoli")
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2

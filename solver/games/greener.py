@@ -326,6 +326,7 @@ class Greener(Game[GreenerState]):
         "3x4": {"rows": 3, "cols": 4, "black": 3, "white": 3, "setup": "all"},
     }
     largest_preset: ClassVar[str] = "3x4"
+    seat_names: ClassVar[tuple[str, ...]] = ("Black", "White")
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = True
     num_players = 2

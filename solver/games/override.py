@@ -155,6 +155,8 @@ class Override(Game[OverrideState]):
         "3x3": (1_683_045, 854_772),
         "4x4": (68_675_533, 48_609_528),
     }
+    #: colour A is player 1 (moves first), colour B player 2, as in render()
+    seat_names: ClassVar[tuple[str, ...]] = ("A", "B")
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2

@@ -147,6 +147,7 @@ class Petal(Game[PetalState]):
         "6-2": {"petals": 6, "run": 3, "per_size": 2},
         "8": {"petals": 8, "run": 4, "per_size": 1},
     }
+    seat_names = ("Player 1", "Player 2")
     rules_version = "1"
     largest_preset = "6"
 
