@@ -548,23 +548,11 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
                 rows32.tofile(scratch)
                 int_dst.append(len(rows32))
                 _jit.count_into(counts, rows32)
-            for u in unique(ct[~inside]).tolist():
-                sel = ct == u
-                child = children.get(int(u))
-                if child is None:
-                    raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                                     "solve again with --force")
-                ck = kids[sel]
-                idx = child.index(ck)
-                _check_found(child.keys, idx, ck, t, int(u))
-                psrc = src[sel]
-                same = child.player[idx] == to_move[psrc]
-                _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
-                                   ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
+            for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
+                                               (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
                 if scored:
-                    cm = child.margin[idx].astype(np.int32)
                     ext_src.append(psrc.astype(np.int32))
-                    ext_m.append(np.where(same, cm, -cm).astype(np.int32))
+                    ext_m.append(margins)
     except BaseException:
         scratch.close()
         scratch_path.unlink(missing_ok=True)
@@ -694,22 +682,10 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             rows = index(kids[inside])
             _check_found(keys, rows, kids[inside], t, t)
             inside_moves += int(inside.sum())
-        for u in unique(ct[~inside]).tolist():
-            sel = ct == u
-            child = children.get(int(u))
-            if child is None:
-                raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                                 "solve again with --force")
-            ck = kids[sel]
-            idx = child.index(ck)
-            _check_found(child.keys, idx, ck, t, int(u))
-            psrc = src[sel]
-            same = child.player[idx] == to_move[psrc]
-            _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same,
-                               ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)
+        for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
+                                           (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
             if scored:
-                cm = child.margin[idx].astype(np.int32)
-                np.maximum.at(ext_max, psrc, np.where(same, cm, -cm))
+                np.maximum.at(ext_max, psrc, margins)
     del children
     t_expand = time.perf_counter() - t0
     terminal = kind == NodeKind.TERMINAL
@@ -797,6 +773,30 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
             "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+
+
+def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, inside: np.ndarray,
+                  to_move: np.ndarray, children: dict[int, _ChildTier], scored: bool, ext: tuple):
+    """Fold a chunk's moves that leave tier ``t`` into ``ext`` (``fold_external``'s four arrays),
+    one child tier at a time; yields, per child tier, the rows the moves leave and (scored games)
+    the children's margins from those rows' movers (else ``None``)."""
+    for u in unique(ct[~inside]).tolist():
+        sel = ct == u
+        child = children.get(int(u))
+        if child is None:
+            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                             "solve again with --force")
+        ck = kids[sel]
+        idx = child.index(ck)
+        _check_found(child.keys, idx, ck, t, int(u))
+        psrc = src[sel]
+        same = child.player[idx] == to_move[psrc]
+        _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same, *ext)
+        margins = None
+        if scored:
+            cm = child.margin[idx].astype(np.int32)
+            margins = np.where(same, cm, -cm).astype(np.int32)
+        yield psrc, margins
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
