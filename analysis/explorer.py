@@ -289,13 +289,17 @@ def create_app(tables: str | Path = "tables") -> Flask:
             strategies = "<h3>Optimal mixed strategies</h3><table>" + "".join(
                 f"<tr><th>player {p}</th><td>" + ", ".join(f"{escape(a)} {x:.3f}" for a, x in mix.items())
                 + "</td></tr>" for p, mix in pv.strategies.items()) + "</table>"
-        line, ending = sol.line(state, max_plies=60)
+        from solver.api import TieredSolution
+
+        # every step of the line looks up each move's child: on a tiered table that reads tier
+        # files, so the line shown is shorter there
+        line, ending = sol.line(state, max_plies=8 if isinstance(sol, TieredSolution) else 60)
         pv_items = "".join(
             f"<li><span class='move {_value_class(st.value)}'>{escape(st.move)}</span> player "
             f"{st.player + 1}: {escape(_move_text(st))}"
             + ("" if st.why == "best" else f" <i>({escape(st.why)})</i>") + "</li>" for st in line)
         end_text = {"game over": "the game is over", "repeats": "a position repeats: endless play",
-                    "limit": "(continues)"}[ending]
+                    "limit": "(the line continues: play its moves to follow it)"}[ending]
         history = history_svg([(i, sol.lookup(s)) for i, s in enumerate(states)])
         played = " ".join(f"<a href='{link(moves[:i + 1])}'>{i + 1}.&nbsp;{escape(m)}</a>"
                           for i, m in enumerate(moves)) or "<span class='muted'>none yet</span>"
