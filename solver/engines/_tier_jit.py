@@ -294,46 +294,6 @@ def fill_grouped(fill, out, rows, vals):
 
 
 @njit(cache=True, nogil=True)
-def merge_sorted(a, pa, b, pb):
-    """The sorted union of two sorted key arrays with no common element, and their payloads
-    (``pa`` of ``a``, ``pb`` of ``b``) in the same order (linear time)."""
-    out = np.empty(len(a) + len(b), dtype=a.dtype)
-    pout = np.empty(len(a) + len(b), dtype=pa.dtype)
-    i = 0
-    j = 0
-    k = 0
-    while i < len(a) and j < len(b):
-        if a[i] <= b[j]:
-            out[k] = a[i]
-            pout[k] = pa[i]
-            i += 1
-        else:
-            out[k] = b[j]
-            pout[k] = pb[j]
-            j += 1
-        k += 1
-    while i < len(a):
-        out[k] = a[i]
-        pout[k] = pa[i]
-        i += 1
-        k += 1
-    while j < len(b):
-        out[k] = b[j]
-        pout[k] = pb[j]
-        j += 1
-        k += 1
-    return out, pout
-
-
-# --- the low-memory mode: no reverse lists, the tier is expanded again at every level ---------
-# A tier too large for its reverse lists (one int32 per move inside the tier) is solved by
-# passes instead: every pass expands the positions still undecided and looks at their children's
-# current values. Level r of a pass decides exactly the positions of remoteness r (the children
-# decided at level r - 1 are the only new facts, plus the children outside the tier whose
-# remoteness + 1 is r), so remoteness is exact as in the heap kernel above. Memory: the keys and
-# a few bytes per position; time: one expansion of the undecided positions per level.
-
-@njit(cache=True, nogil=True)
 def level_win_lose(rows, offsets, child, r, value, remoteness, to_move, ext_win_min, ext_lose_cnt,
                    ext_lose_max, outdeg, no_remoteness):
     """Level ``r`` of the win/lose pass over ``rows`` (undecided, non-terminal rows of a chunk;
@@ -437,3 +397,23 @@ def force_pass(rows, offsets, child, to_move, win, lose, ext_max, t):
                 lose[role, p] = True
                 changed += 1
     return changed
+
+
+@njit(cache=True, nogil=True)
+def merge_into(a, pa, n, b, pb):
+    """Merge the sorted keys ``b`` (payload ``pb`` for all of them) into the sorted first ``n``
+    entries of ``a`` (payloads ``pa``), in place, from the back: ``a`` and ``pa`` already have
+    room for ``n + len(b)`` entries, and no key of ``b`` is among ``a``'s."""
+    i = n - 1
+    j = len(b) - 1
+    k = n + len(b) - 1
+    while j >= 0:
+        if i >= 0 and a[i] > b[j]:
+            a[k] = a[i]
+            pa[k] = pa[i]
+            i -= 1
+        else:
+            a[k] = b[j]
+            pa[k] = pb
+            j -= 1
+        k -= 1

@@ -363,8 +363,13 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
         pos = hi
         level = level[~isin_sorted(level, seen)]
-        if len(level):  # both sorted: a linear merge, not a sort per level
-            seen, plies = _jit.merge_sorted(seen, plies, level, np.full(len(level), d, np.uint16))
+        if len(level):  # both sorted: a linear merge, not a sort per level, in place: the arrays
+            # grow by realloc (large blocks are remapped, not copied), so the tier's keys are
+            # never held twice
+            n0 = len(seen)
+            seen.resize(n0 + len(level), refcheck=False)
+            plies.resize(n0 + len(level), refcheck=False)
+            _jit.merge_into(seen, plies, n0, level, np.uint16(d))
         inside: list[np.ndarray] = []
         for s, exp in _expansions(run, level):
             _check_kinds(game, exp.kind)
