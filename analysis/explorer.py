@@ -91,18 +91,6 @@ def _value_class(value: str | None) -> str:
     return f"value-{value}" if value else "value-none"
 
 
-def _describe(pv: Any) -> str:
-    who = f"player {pv.to_move + 1}"
-    if pv.kind == "terminal":
-        return f"game over: {pv.value or f'{pv.expected:+.0f}'} for {who}"
-    if pv.value is None:
-        extra = f"; wins {pv.p_win:.2%}, loses {pv.p_loss:.2%}" if pv.p_win is not None else ""
-        return f"{who} to move ({pv.kind}): expected result {pv.expected:+.4f}{extra}"
-    rem = "" if pv.remoteness is None else f" in {pv.remoteness}"
-    margin = "" if pv.margin is None else f", margin {pv.margin:+d}"
-    return f"{who} to move: {pv.value}{rem}{margin}"
-
-
 def _move_text(m: Any) -> str:
     if m.value is None:
         prob = f"p={m.probability:.3f} " if m.probability is not None else ""
@@ -165,7 +153,7 @@ def history_svg(points: list[tuple[int, Any]]) -> str:
         label = pv.value or f"{pv.expected:+.3f}"
         parts.append(f'<circle class="point" data-move="{i}" data-value="{escape(str(label))}" '
                      f'cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>move {i}: '
-                     f'{escape(_describe(pv))}</title></circle>')
+                     f'{escape(pv.describe(4))}</title></circle>')
         prev = (x, y)
     parts.append("</svg>")
     return "".join(parts)
@@ -308,7 +296,7 @@ def create_app(tables: str | Path = "tables") -> Flask:
             f"<p class='nav'>{''.join(nav)}</p>"
             f"<div class='row'><div class='board'>{svg(_with_moves(game.picture(state), options))}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
-            f"{escape(_describe(pv))}</p>"
+            f"{escape(pv.describe(4))}</p>"
             f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>"
             f"{strategies}</div></div>"
             f"<h3>Moves played</h3><p id='played'>{played}</p>"

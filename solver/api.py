@@ -58,6 +58,20 @@ class PositionValue:
     #: "2": {...}}`` (players numbered from 1, actions by name)
     strategies: dict[str, dict[str, float]] | None = None
 
+    def describe(self, digits: int = 6) -> str:
+        """One line, e.g. ``player 1 to move: win in 9, margin +6`` (expected results with
+        ``digits`` decimals; probabilities as percentages with two fewer)."""
+        who = f"player {self.to_move + 1}"
+        if self.kind == "terminal":
+            return f"game over: {self.value or f'{self.expected:+.0f}'} for {who}"
+        if self.value is None:
+            extra = (f"; wins {self.p_win:.{digits - 2}%}, loses {self.p_loss:.{digits - 2}%}"
+                     if self.p_win is not None else "")
+            return f"{who} to move ({self.kind}): expected result {self.expected:+.{digits}f}{extra}"
+        rem = "" if self.remoteness is None else f" in {self.remoteness}"
+        margin = "" if self.margin is None else f", margin {self.margin:+d}"
+        return f"{who} to move: {self.value}{rem}{margin}"
+
 
 @dataclass(frozen=True)
 class MoveValue:

@@ -573,7 +573,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(obj))
         return 0
     print(game.render(state))
-    print(_describe_value(pv))
+    print(pv.describe())
     if pv.strategies is not None:
         print("optimal mixed strategies (secret simultaneous choice):")
         for p, mix in pv.strategies.items():
@@ -604,18 +604,6 @@ def _move_json(m) -> dict[str, Any]:
     if m.probability is not None:
         d["probability"] = m.probability
     return d
-
-
-def _describe_value(pv) -> str:
-    who = _player(pv.to_move)
-    if pv.kind == "terminal":
-        return f"game over: {pv.value} for {who}" if pv.value else f"game over: {pv.expected:+.0f} for {who}"
-    if pv.value is None:
-        extra = f"; wins {pv.p_win:.4%}, loses {pv.p_loss:.4%}" if pv.p_win is not None else ""
-        return f"{who} to move ({pv.kind}): expected result {pv.expected:+.6f}{extra}"
-    rem = "" if pv.remoteness is None else f" in {pv.remoteness}"
-    margin = "" if pv.margin is None else f", margin {pv.margin:+d}"
-    return f"{who} to move: {pv.value}{rem}{margin}"
 
 
 def _describe_move(m) -> str:

@@ -209,7 +209,7 @@ def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path,
                 old = table.schema.metadata or {}
                 schema = table.schema.with_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
                 writer = pq.ParquetWriter(tmp, schema, compression="zstd", write_page_checksum=True)
-            writer.write_table(table.cast(writer.schema) if table.schema != writer.schema else table)
+            writer.write_table(table)
             del table, frame
         if writer is None:
             raise ValueError("write_parquet needs at least one frame")

@@ -543,11 +543,8 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             if not len(kids):
                 continue
             src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-            ct = np.asarray(game.tier_of(kids), dtype=np.int64)
-            inside = ct == t
-            if inside.any():
-                rows = index(kids[inside])
-                _check_found(keys, rows, kids[inside], t, t)
+            ct, inside, rows = _split_inside(game, t, kids, keys, index)
+            if len(rows):
                 int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
                 rows32 = rows.astype(np.int32)
                 rows32.tofile(scratch)
@@ -681,12 +678,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         if not len(kids):
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct = np.asarray(game.tier_of(kids), dtype=np.int64)
-        inside = ct == t
-        if inside.any():
-            rows = index(kids[inside])
-            _check_found(keys, rows, kids[inside], t, t)
-            inside_moves += int(inside.sum())
+        ct, inside, rows = _split_inside(game, t, kids, keys, index)
+        inside_moves += len(rows)
         for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
                                            (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
             if scored:
@@ -706,8 +699,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             kids = exp.children
             child = np.full(len(kids), -1, np.int64)
             if len(kids):
-                inside = np.asarray(game.tier_of(kids), dtype=np.int64) == t
-                child[inside] = index(kids[inside])
+                _, inside, found = _split_inside(game, t, kids, keys, index)
+                child[inside] = found
             done += int(step(rows, exp.offsets, child))
         return done
 
@@ -778,6 +771,18 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
             "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+
+
+def _split_inside(game: Game, t: int, kids: np.ndarray, keys: np.ndarray, index: SortedLookup
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each child's tier, which children stay in tier ``t``, and their rows among the tier's
+    sorted ``keys`` (an error when one is missing: damaged discovery files)."""
+    ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+    inside = ct == t
+    rows = index(kids[inside]) if inside.any() else np.empty(0, np.int64)
+    if len(rows):
+        _check_found(keys, rows, kids[inside], t, t)
+    return ct, inside, rows
 
 
 def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, inside: np.ndarray,
