@@ -1210,16 +1210,8 @@ def _ply_section(doc: Document, t: _Tables) -> Section:
         sec.table(["ply", "positions"] + [c.replace("mean_", "mean ").replace("_", " ") for c in cols],
                   [[r["ply"], r["positions"]] + [f"{r[c]:+.3f}" if c == "mean_expected" else _pct(r[c]) for c in cols]
                    for r in table.head(MAX_ROWS).iter_rows(named=True)])
-        if table.height > MAX_ROWS:
-            sec.note(f"{table.height - MAX_ROWS} later plies are in the figure only.")
-        if note:
-            sec.note(note)
-        if bool((t.positions["kind"] == M.CHANCE).any()):
-            sec.note(_CHANCE_PLIES)
-        if table.height:
-            doc.new_figure("value_by_ply", lambda ax: plots.expected_by_ply(ax, table))
-            sec.figure("value_by_ply", "Mean win / loss probability and expected result of the side to move by ply.")
-        return sec
+        return _ply_notes_and_figure(doc, sec, t, table, note, table.height - MAX_ROWS, plots.expected_by_ply,
+                                     "Mean win / loss probability and expected result of the side to move by ply.")
     full = M.value_by_ply(t.positions)
     table, note = _without_finished_plies(full)
     plies = table["ply"].to_numpy()
@@ -1243,15 +1235,22 @@ def _ply_section(doc: Document, t: _Tables) -> Section:
     rows = [[r["ply"], r["positions"], _pct(r["win_share"]), _pct(r["lose_share"]), _pct(r["tie_share"]),
              _pct(r["draw_share"])] for r in table.iter_rows(named=True)]
     sec.table(["ply", "positions", "win", "lose", "tie", "draw"], rows[:MAX_ROWS * 2])
-    if len(rows) > MAX_ROWS * 2:
-        sec.note(f"{len(rows) - MAX_ROWS * 2} later plies are in the figure only.")
+    return _ply_notes_and_figure(doc, sec, t, table, note, len(rows) - MAX_ROWS * 2, plots.value_by_ply,
+                                 "Share of wins / losses / ties / draws for the side to move at each ply.")
+
+
+def _ply_notes_and_figure(doc: Document, sec: Section, t: _Tables, table: pl.DataFrame, note: str | None,
+                          hidden: int, draw: Callable[[Axes, pl.DataFrame], Any], caption: str) -> Section:
+    """The end of the per-ply section: what the table leaves out, and the figure."""
+    if hidden > 0:
+        sec.note(f"{hidden} later plies are in the figure only.")
     if note:
         sec.note(note)
     if bool((t.positions["kind"] == M.CHANCE).any()):
         sec.note(_CHANCE_PLIES)
     if table.height:
-        doc.new_figure("value_by_ply", lambda ax: plots.value_by_ply(ax, table))
-        sec.figure("value_by_ply", "Share of wins / losses / ties / draws for the side to move at each ply.")
+        doc.new_figure("value_by_ply", lambda ax: draw(ax, table))
+        sec.figure("value_by_ply", caption)
     return sec
 
 
