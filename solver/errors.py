@@ -23,3 +23,7 @@ class TooBigError(PyramidsError):
 
 class ProtocolError(PyramidsError):
     """A game that breaks the game protocol (found by an engine; `pyramids check` finds them all)."""
+
+
+class ClusterError(PyramidsError):
+    """A Dask scheduler that cannot be reached, a worker of another version, a missing extra."""

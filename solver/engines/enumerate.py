@@ -107,8 +107,9 @@ def enumerate_positions(
     max_positions: int | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    starts: "np.ndarray | list[int] | None" = None,
 ) -> Graph:
-    """Enumerate every position reachable from ``game.initial_state()``.
+    """Enumerate every position reachable from ``game.initial_state()`` (or from ``starts``).
 
     Parameters
     ----------
@@ -125,15 +126,25 @@ def enumerate_positions(
     workers : int, optional
         Processes expanding chunks in parallel (default: the number of CPUs; 1 = no pool).
         Only large plies are split; the result does not depend on it.
+    starts : keys, optional
+        Enumerate from these position keys (canonical when ``symmetry``) instead of the start:
+        the union of what each reaches, solved together (a batch of setups shares its later
+        positions). The graph's ``root`` is the row of the first; every start has ply 0.
     """
     from solver.errors import TooBigError
 
-    start = game.initial_state()
-    if symmetry:
-        start = game.canonical(start)
-    root_key = np.uint64(game.encode(start))
-
-    seen = np.array([root_key], dtype=np.uint64)  # sorted
+    if starts is None:
+        start = game.initial_state()
+        if symmetry:
+            start = game.canonical(start)
+        root_key = np.uint64(game.encode(start))
+        seen = np.array([root_key], dtype=np.uint64)  # sorted
+    else:
+        given = np.asarray(starts, dtype=np.uint64)
+        if not len(given):
+            raise ValueError("starts must name at least one position")
+        root_key = given[0]
+        seen = unique(given)
     frontier = seen.copy()
     level_keys: list[np.ndarray] = []
     level_parts: list[list] = []

@@ -271,24 +271,35 @@ def _solve_setups(game: Game, graph: Graph):
     else:
         mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
     root_player = int(graph.to_move[root])
-    sign = np.where(graph.to_move[rows] == root_player, 1, -1)
-    codes = value[rows]
-    eff = np.where(sign == 1, codes, FLIP[codes])
-    setups = pl.DataFrame({
-        "key": graph.keys[rows],
-        "layout": [game.describe_state(game.decode(int(k))) for k in graph.keys[rows]],
-        "probability": root_probs,
-        "multiplicity": pl.Series(mult, dtype=pl.Int64),
-        "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
-        "remoteness": remoteness[rows],
-        **({"margin": (sign * cols["margin"][rows]).astype(np.int16)} if "margin" in cols else {}),
-    })
+    setups = setups_frame(game, graph.keys[rows], root_probs, mult, root_player, graph.to_move[rows],
+                          value[rows], remoteness[rows],
+                          cols["margin"][rows] if "margin" in cols else None)
     extra = {"solver": "retrograde+setups", "solution": "deterministic",
              "setup_player": root_player,
              "expected_result": float(expected[root]) if chance[root] else None}
     if margin_exp is not None and chance[root]:
         extra["expected_margin"] = float(margin_exp[root])
     return cols, extra, setups
+
+
+def setups_frame(game: Game, keys: np.ndarray, probs: np.ndarray, mult: list[int | None],
+                 root_player: int, to_move: np.ndarray, codes: np.ndarray, remoteness: np.ndarray,
+                 margin: np.ndarray | None) -> pl.DataFrame:
+    """The setups table: one row per setup (its start position's key, layout, probability,
+    arrangements, and value / remoteness / margin from the view of ``root_player``, who moves
+    first). Shared by the whole-graph solve and the setup sweep (:mod:`solver.engines.tasks`),
+    so the two tables are equal column for column."""
+    sign = np.where(to_move == root_player, 1, -1)
+    eff = np.where(sign == 1, codes, FLIP[codes])
+    return pl.DataFrame({
+        "key": np.asarray(keys, dtype=np.uint64),
+        "layout": [game.describe_state(game.decode(int(k))) for k in keys],
+        "probability": np.asarray(probs, dtype=np.float64),
+        "multiplicity": pl.Series(mult, dtype=pl.Int64),
+        "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
+        "remoteness": remoteness,
+        **({"margin": (sign * margin).astype(np.int16)} if margin is not None else {}),
+    })
 
 
 def _multiplicities(probs: list[Fraction]) -> list[int]:

@@ -1,0 +1,807 @@
+"""The task layer: a solve as independent tasks on Dask (``dask[distributed]``), locally or on a
+cluster.
+
+Two kinds of task:
+
+* **setup classes** (:func:`sweep_setups`): a game whose start is a random setup (Greener with
+  ``setup=all``) is solved one batch of setup classes per task. A task enumerates and solves the
+  positions its setups reach (the batch shares its later positions) and returns one row per
+  setup (value, remoteness, margin from the first player's view, positions, seconds). The
+  **client** appends the rows to the variant's sweep folder, so workers need no shared folder
+  for this kind.
+* **tiers** (:func:`run_tier_tasks`, called by :mod:`solver.engines.tiered`): tiers of one height
+  are independent; each task solves one tier and writes its tier file into the run's work
+  folder, which **every worker must see at the same path** (a shared file system).
+
+Where the tasks run: with no scheduler address a :class:`distributed.LocalCluster` of ``jobs``
+processes on this machine (one code path, the one the tests run); with ``scheduler`` an existing
+cluster (``dask scheduler`` + ``dask worker ADDRESS`` on each machine, see the README).
+
+The sweep folder ``<tables>/<game>/<variant-id>/sweep/``:
+
+* ``plan.json``: what is being swept (game, variant, rules and toolkit versions, symmetry,
+  classes, arrangements, the order's seed);
+* ``parts/*.parquet``: finished setups, appended as the tasks end (each file written
+  atomically; a setup found twice, e.g. by two runs at once, is the same row and is kept once);
+* ``setups.parquet``: the finished setups in one table, rewritten at the end of every run, with
+  the summary (or, while incomplete, the sample estimate) in its metadata.
+
+The order (:func:`plan_order`): i.i.d. draws of arrangements (each setup class with probability
+multiplicity / arrangements), classes taken in the order of their first draw (the classes never
+drawn follow in a weighted random order). While the sweep is incomplete the draws before the
+first draw of an unsolved class are a uniform random sample of arrangements whose results are
+all known: :func:`sample_estimate` gives the first player's shares with Wilson intervals.
+(Stopping at the first unsolved class favours classes drawn more than once by at most about
+their probability, 1e-5 on Greener 4x4: far inside the interval.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import math
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+import polars as pl
+
+import solver
+from solver.core.game import Game, NodeKind
+from solver.errors import ClusterError, TableError, VariantError
+from solver.faults import fault_point
+from solver.tables import read_parquet, variant_dir, write_parquet
+
+#: the sweep's sub-folder of a variant's table folder
+SWEEP_DIR = "sweep"
+#: seed of the order in which setup classes are taken (part of the plan: fixed, so a resumed or
+#: parallel run takes the same order)
+ORDER_SEED = 20261130
+#: a variant with more setup classes than this is swept by default (a whole-graph solve of all
+#: setups at once is beyond this machine)
+SWEEP_MIN_CLASSES = 20_000
+#: a task should last about this long (seconds) when batches are sized automatically
+TARGET_TASK_SECONDS = 20.0
+MAX_BATCH = 5_000
+#: automatically sized tasks reach at most this many positions (about 3 GB of a worker's memory)
+MAX_TASK_POSITIONS = 10_000_000
+#: finished rows are written to a part file at least this often (seconds), and at the end
+FLUSH_SECONDS = 10.0
+#: part files merged into one when there are more than this many
+MERGE_PARTS = 200
+#: seconds to wait for a scheduler before giving up with one line
+CONNECT_TIMEOUT = 5.0
+Z95 = 1.959963984540054
+
+
+# --- games on workers ------------------------------------------------------------------------
+
+def game_spec(game: Game) -> dict[str, Any]:
+    """What a worker needs to build the same variant: the game's name (built-in or plug-in) or
+    import path, its parameters, and the versions the client runs."""
+    from solver.games import REGISTRY, plugin_specs
+
+    cls = type(game)
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    name = game.name if (REGISTRY.get(game.name) == path or game.name in plugin_specs()) else path
+    return {"game": name, "params": game.variant.as_text(), "toolkit": solver.__version__,
+            "rules": game.rules_version}
+
+
+def game_from_spec(spec: dict[str, Any]) -> Game:
+    """Build the spec's game on a worker, refusing (one line naming both) a worker whose toolkit
+    or rules version differs from the client's."""
+    from solver.games import make_game
+
+    game = make_game(spec["game"], spec["params"])
+    mine = (solver.__version__, game.rules_version)
+    theirs = (spec["toolkit"], spec["rules"])
+    if mine != theirs:
+        raise ClusterError(
+            f"worker {_host()} runs pyramids {mine[0]} (rules of {game.name}: {mine[1]}) but the client "
+            f"runs pyramids {theirs[0]} (rules {theirs[1]}); install the same version on every worker")
+    return game
+
+
+def _host() -> str:
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _worker_versions(game_name: str) -> dict[str, str]:
+    """Run on every worker at connection: its toolkit version and the game's rules version."""
+    from solver.games import game_class
+
+    try:
+        rules = game_class(game_name).rules_version
+    except Exception as exc:  # noqa: BLE001 - reported, not raised, so the client can say it
+        rules = f"(cannot load the game: {type(exc).__name__}: {exc})"
+    return {"toolkit": solver.__version__, "rules": rules, "host": _host()}
+
+
+# --- the client ------------------------------------------------------------------------------
+
+@dataclass
+class Cluster:
+    """A Dask client and, when local, the cluster it started (closed together)."""
+
+    client: Any
+    local: Any | None
+    address: str
+
+    @property
+    def workers(self) -> int:
+        return max(1, len(self.client.scheduler_info(n_workers=-1).get("workers", {})))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.local is not None:
+            with contextlib.suppress(Exception):
+                self.local.close()
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ClusterError("the task layer needs Dask: pip install -e '.[cluster]' (installs "
+                           "dask[distributed]); or solve without --jobs/--scheduler") from None
+    return distributed
+
+
+def default_jobs() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def connect(scheduler: str | None = None, jobs: int | None = None, *,
+            timeout: float = CONNECT_TIMEOUT, spec: dict[str, Any] | None = None) -> Cluster:
+    """A Dask client: on the scheduler at ``scheduler`` (``tcp://host:8786``), or on a new local
+    cluster of ``jobs`` processes (one thread each). With ``spec`` every worker's versions are
+    checked against the client's (one line naming both when they differ)."""
+    distributed = _distributed()
+    if jobs is not None and jobs < 1:
+        raise VariantError(f"--jobs {jobs} must be at least 1")
+    if scheduler:
+        if "://" not in scheduler and scheduler.count(":") != 1:
+            raise VariantError(f"--scheduler {scheduler!r} is not an address; write tcp://host:8786")
+        try:
+            client = distributed.Client(scheduler, timeout=f"{timeout}s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s "
+                f"({type(exc).__name__}); start it with `dask scheduler` and workers with "
+                f"`dask worker {scheduler}`, or drop --scheduler to run on this machine") from None
+        cluster = Cluster(client, None, scheduler)
+        if not cluster.client.scheduler_info(n_workers=-1).get("workers"):
+            with contextlib.suppress(Exception):
+                client.wait_for_workers(1, timeout=timeout)
+            if not cluster.client.scheduler_info(n_workers=-1).get("workers"):
+                cluster.close()
+                raise ClusterError(f"the Dask scheduler at {scheduler} has no workers; start some with "
+                                   f"`dask worker {scheduler}` on each machine")
+    else:
+        jobs = default_jobs() if jobs is None else jobs
+        # workers (and the scheduler) in their own subprocesses, each a fresh interpreter that
+        # imports the toolkit: unlike multiprocessing's spawn, this never re-runs the caller's
+        # script, so scripts and `python -` need no `if __name__ == "__main__"` guard; each
+        # worker has a nanny that restarts it if it dies
+        from distributed.deploy.subprocess import SubprocessCluster
+
+        local = SubprocessCluster(host="127.0.0.1", n_workers=jobs, threads_per_worker=1, dashboard_address=None,
+                                  silence_logs=logging.ERROR)
+        client = distributed.Client(local, set_as_default=False)
+        client.wait_for_workers(jobs, timeout=120)
+        cluster = Cluster(client, local, local.scheduler_address)
+    if spec is not None:
+        try:
+            check_workers(cluster, spec)
+        except BaseException:
+            cluster.close()
+            raise
+    return cluster
+
+
+def check_workers(cluster: Cluster, spec: dict[str, Any]) -> None:
+    """Refuse a cluster with a worker of another toolkit or rules version (one line, both named)."""
+    found = cluster.client.run(_worker_versions, spec["game"])
+    for address, v in sorted(found.items()):
+        if (v["toolkit"], v["rules"]) != (spec["toolkit"], spec["rules"]):
+            raise ClusterError(
+                f"worker {address} runs pyramids {v['toolkit']} (rules of the game: {v['rules']}) but "
+                f"this client runs pyramids {spec['toolkit']} (rules {spec['rules']}); install the "
+                "same version on every worker")
+
+
+# --- setup classes and their order ----------------------------------------------------------
+
+@dataclass
+class Setups:
+    """The setup classes of a random-setup variant: start keys, multiplicities, probabilities."""
+
+    game: Game
+    symmetry: bool
+    keys: np.ndarray  # uint64, canonical start key of each class, in the chance root's order
+    mult: np.ndarray  # int64 arrangements per class
+    probs: np.ndarray  # float64, exactly as the whole-graph solve stores them
+    root_player: int
+    to_move: np.ndarray  # int8, who moves first in each setup
+
+    @property
+    def classes(self) -> int:
+        return len(self.keys)
+
+    @property
+    def arrangements(self) -> int:
+        return int(self.mult.sum())
+
+
+def sweepable(game: Game) -> str | None:
+    """Why ``game`` cannot be solved as a sweep of setups (``None``: it can)."""
+    try:
+        start = game.initial_state()
+        kind = game.node_kind(start)
+    except Exception as exc:  # noqa: BLE001
+        return f"its start cannot be built ({type(exc).__name__}: {exc})"
+    if kind != NodeKind.CHANCE:
+        return "its start is not a random setup (set setup=all)"
+    if game.num_players != 2:
+        return "setup sweeps solve two-player games"
+    return None
+
+
+def setup_classes(game: Game, symmetry: bool = True) -> Setups:
+    """The outcomes of ``game``'s chance start, each as its setup's start key."""
+    why = sweepable(game)
+    if why is not None:
+        raise VariantError(f"{game.variant.label()} cannot be swept by setups: {why}")
+    root = game.initial_state()
+    outcomes = game.chance_outcomes(root)
+    counts = game.chance_counts(root)
+    if counts is None or len(counts) != len(outcomes):
+        from solver.engines.pipeline import _multiplicities
+
+        counts = _multiplicities([p for _, p in outcomes])
+    keys = np.empty(len(outcomes), dtype=np.uint64)
+    to_move = np.empty(len(outcomes), dtype=np.int8)
+    for i, (action, _) in enumerate(outcomes):
+        child = game.apply(root, action)
+        if symmetry:
+            child = game.canonical(child)
+        keys[i] = game.encode(child)
+        to_move[i] = game.to_move(child)
+    probs = np.array([float(Fraction(p)) for _, p in outcomes], dtype=np.float64)
+    return Setups(game, symmetry, keys, np.asarray(counts, dtype=np.int64), probs,
+                  int(game.to_move(root)), to_move)
+
+
+def plan_order(mult: np.ndarray, seed: int = ORDER_SEED) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, draws)``: the classes in the order they are solved, and the i.i.d. draws of
+    arrangements (class of each draw) that define it (see the module docstring)."""
+    mult = np.asarray(mult, dtype=np.float64)
+    n = len(mult)
+    rng = np.random.default_rng(seed)
+    m = int(min(max(20 * n, 10_000), 20_000_000))
+    draws = rng.choice(n, size=m, p=mult / mult.sum()).astype(np.int32)
+    first = np.full(n, m, dtype=np.int64)
+    # the first draw of each class: the head of its group in a stable sort of the draws
+    by = np.argsort(draws, kind="stable")
+    grouped = draws[by]
+    heads = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]]))
+    first[grouped[heads]] = by[heads]
+    seen = np.flatnonzero(first < m)
+    order_seen = seen[np.argsort(first[seen], kind="stable")]
+    unseen = np.flatnonzero(first == m)
+    # the rest: a weighted random order (exponential arrival times, rate = multiplicity)
+    arrival = rng.exponential(size=len(unseen)) / mult[unseen]
+    order = np.concatenate([order_seen, unseen[np.argsort(arrival, kind="stable")]]).astype(np.int64)
+    return order, draws
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``k / n`` (95% by default)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sample_estimate(table: pl.DataFrame, setups: Setups, draws: np.ndarray) -> dict[str, Any]:
+    """The first player's shares estimated from the draws whose setups are all solved: counts,
+    shares with 95% Wilson intervals, expected result and margin with normal intervals."""
+    index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
+    value_of = np.full(setups.classes, -1, dtype=np.int8)
+    names = ("win", "lose", "tie", "draw")
+    code = {v: i for i, v in enumerate(names)}
+    rows = [index[int(k)] for k in table["key"].to_list()]
+    value_of[rows] = [code[v] for v in table["value"].to_list()]
+    margin_of = None
+    if "margin" in table.columns:
+        margin_of = np.zeros(setups.classes, dtype=np.float64)
+        margin_of[rows] = table["margin"].to_numpy()
+    undone = value_of[draws] < 0
+    n = int(np.argmax(undone)) if undone.any() else len(draws)
+    sample = value_of[draws[:n]]
+    counts = {v: int((sample == code[v]).sum()) for v in names}
+    out: dict[str, Any] = {"draws": n, "counts": counts,
+                           "classes_in_sample": int(len(np.unique(draws[:n]))) if n else 0}
+    out["shares"] = {v: (counts[v] / n if n else None) for v in names}
+    out["intervals"] = {v: list(wilson(counts[v], n)) for v in names}
+    if n:
+        score = np.array([1.0, -1.0, 0.0, 0.0])[sample]
+        out["expected"] = float(score.mean())
+        half = Z95 * float(score.std(ddof=1)) / math.sqrt(n) if n > 1 else float("inf")
+        out["expected_interval"] = [out["expected"] - half, out["expected"] + half]
+        if margin_of is not None:
+            mm = margin_of[draws[:n]]
+            out["expected_margin"] = float(mm.mean())
+            half = Z95 * float(mm.std(ddof=1)) / math.sqrt(n) if n > 1 else float("inf")
+            out["expected_margin_interval"] = [out["expected_margin"] - half, out["expected_margin"] + half]
+    return out
+
+
+# --- the task: a batch of setups -------------------------------------------------------------
+
+def solve_setup_batch(spec: dict[str, Any], keys: list[int], symmetry: bool) -> dict[str, Any]:
+    """Run on a worker: solve the positions the setups ``keys`` reach, together. Returns the
+    start rows' value codes (side to move), remoteness, margins, and the task's size and time."""
+    from solver.engines.enumerate import enumerate_positions
+    from solver.engines.retrograde import retrograde
+
+    t0 = time.perf_counter()
+    game = game_from_spec(spec)
+    fault_point("setup-task")
+    graph = enumerate_positions(game, symmetry=symmetry, starts=keys, workers=1)
+    if (graph.kind == NodeKind.CHANCE).any() or (graph.kind == NodeKind.SIMULTANEOUS).any():
+        raise VariantError(f"{game.variant.label()} has dice or secret choices after the setup; "
+                           "setup sweeps solve games whose only chance is the setup")
+    solved = retrograde(graph, scored=game.scored)
+    rows = np.searchsorted(graph.keys, np.asarray(keys, dtype=np.uint64))
+    return {
+        "keys": list(keys),
+        "value": solved.value[rows].astype(np.uint8),
+        "remoteness": solved.remoteness[rows],
+        "margin": None if solved.margin is None else solved.margin[rows],
+        "positions": int(graph.n),
+        "seconds": time.perf_counter() - t0,
+        "host": _host(),
+    }
+
+
+# --- the sweep -------------------------------------------------------------------------------
+
+def sweep_dir(game: Game, out: str | Path | None, symmetry: bool) -> Path:
+    return variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry) / SWEEP_DIR
+
+
+def _identity(game: Game, symmetry: bool) -> dict[str, Any]:
+    return {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
+            "symmetry": symmetry, "order_seed": ORDER_SEED}
+
+
+@dataclass
+class SweepState:
+    """A sweep on disk: its plan, the setups (with their order) and the finished rows."""
+
+    folder: Path
+    setups: Setups
+    order: np.ndarray
+    draws: np.ndarray
+    done: pl.DataFrame  # finished setups (one row per key)
+
+    @property
+    def classes_done(self) -> int:
+        return self.done.height
+
+    @property
+    def complete(self) -> bool:
+        return self.done.height == self.setups.classes
+
+
+#: columns of a finished setup beyond the setups table's own
+EXTRA_COLUMNS = {"order": pl.Int64, "positions": pl.Int64, "seconds": pl.Float64, "batch": pl.Int32}
+
+
+def _read_parts(parts: Path) -> pl.DataFrame | None:
+    frames = []
+    for path in sorted(parts.glob("*.parquet")):
+        try:
+            frames.append(read_parquet(path)[0])
+        except FileNotFoundError:  # merged away by another run meanwhile
+            continue
+        except TableError:
+            if path.exists():
+                raise
+    if not frames:
+        return None
+    return pl.concat(frames, how="vertical").unique(subset="key", keep="first", maintain_order=True)
+
+
+def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True,
+               force: bool = False, create: bool = True, notes: list[str] | None = None) -> SweepState:
+    """The sweep of ``game`` in its folder: created (``create``), resumed, or started over when
+    ``force`` or when its plan is of another variant or rules version (a note says so)."""
+    import shutil
+
+    notes = notes if notes is not None else []
+    folder = sweep_dir(game, out, symmetry)
+    ident = _identity(game, symmetry)
+    plan_path = folder / "plan.json"
+    plan = _read_json(plan_path)
+    if plan is not None and (force or any(plan.get(k) != v for k, v in ident.items())):
+        if not force:
+            why = (f"rules version {plan.get('rules_version')}" if plan.get("rules_version") != game.rules_version
+                   else "another plan")
+            notes.append(f"the sweep in {folder} is of {why}; starting over")
+        if not create:
+            raise TableError(f"the sweep in {folder} is of another rules version or plan; run "
+                             "`pyramids solve` again to start it over")
+        shutil.rmtree(folder)
+        plan = None
+    setups = setup_classes(game, symmetry)
+    if plan is None:
+        if not create:
+            raise TableError(f"no sweep of {game.variant.label()} in {folder.parent}; start one with "
+                             "`pyramids solve ... --jobs N` (or --setup-limit N)")
+        (folder / "parts").mkdir(parents=True, exist_ok=True)
+        _atomic_json(plan_path, {**ident, "toolkit_version": solver.__version__, "classes": setups.classes,
+                                 "arrangements": setups.arrangements,
+                                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    order, draws = plan_order(setups.mult)
+    done = _read_parts(folder / "parts")
+    if done is None:
+        done = pl.DataFrame()
+    return SweepState(folder, setups, order, draws, done)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    import json
+
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _atomic_json(path: Path, data: dict[str, Any]) -> None:
+    import json
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _rows_frame(state: SweepState, result: dict[str, Any], position: dict[int, int],
+                index: dict[int, int]) -> pl.DataFrame:
+    from solver.engines.pipeline import setups_frame
+
+    s = state.setups
+    idx = np.array([index[int(k)] for k in result["keys"]], dtype=np.int64)
+    frame = setups_frame(s.game, s.keys[idx], s.probs[idx], s.mult[idx].tolist(), s.root_player,
+                         s.to_move[idx], np.asarray(result["value"]), np.asarray(result["remoteness"]),
+                         None if result["margin"] is None else np.asarray(result["margin"]))
+    k = len(idx)
+    return frame.with_columns(
+        pl.Series("order", [position[int(i)] for i in idx], dtype=pl.Int64),
+        pl.Series("positions", [result["positions"]] * k, dtype=pl.Int64),
+        pl.Series("seconds", [result["seconds"] / k] * k, dtype=pl.Float64),
+        pl.Series("batch", [k] * k, dtype=pl.Int32),
+    )
+
+
+def _write_part(parts: Path, frames: list[pl.DataFrame], meta: dict[str, Any]) -> None:
+    name = f"part-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:8]}.parquet"
+    write_parquet(pl.concat(frames, how="vertical"), parts / name, meta)
+    fault_point("sweep-part")
+
+
+@contextlib.contextmanager
+def _try_lock(path: Path) -> Iterator[bool]:
+    """An exclusive lock on ``path`` if free (yields whether it was taken)."""
+    fh = open(path, "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+    finally:
+        fh.close()
+
+
+def _merge_parts(parts: Path, meta: dict[str, Any]) -> None:
+    """Merge many part files into one (under a lock; another run merging meanwhile skips)."""
+    files = sorted(parts.glob("*.parquet"))
+    if len(files) <= MERGE_PARTS:
+        return
+    with _try_lock(parts / ".merge.lock") as mine:
+        if not mine:
+            return
+        files = sorted(parts.glob("*.parquet"))
+        frames = [read_parquet(f)[0] for f in files]
+        merged = pl.concat(frames, how="vertical").unique(subset="key", keep="first", maintain_order=True)
+        write_parquet(merged, parts / f"merged-{uuid.uuid4().hex}.parquet", meta)
+        for f in files:  # the merged file holds every row of these: a crash here only duplicates
+            f.unlink(missing_ok=True)
+
+
+@dataclass
+class SweepResult:
+    state: SweepState
+    solved_now: int = 0
+    seconds: float = 0.0
+    workers: int = 0
+    hosts: set[str] = field(default_factory=set)
+
+
+def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = True,
+                 force: bool = False, limit: int | None = None, jobs: int | None = None,
+                 scheduler: str | None = None, batch: int | None = None, progress: bool = False,
+                 notes: list[str] | None = None, cluster: Cluster | None = None,
+                 announce: Callable[[str], None] | None = None) -> SweepResult:
+    """Solve ``game``'s setup classes as tasks (see the module docstring), resuming a sweep on
+    disk: at most ``limit`` more classes (all by default), ``batch`` classes per task (by
+    default sized to about :data:`TARGET_TASK_SECONDS`). ``cluster``: an open one (tests);
+    otherwise one is started (``jobs`` local processes) or joined (``scheduler``). Writes the
+    sweep's setups table at the end, also when interrupted."""
+    notes = notes if notes is not None else []
+    if limit is not None and limit < 0:
+        raise VariantError(f"--setup-limit {limit} is negative; give how many more setups to solve")
+    if batch is not None and batch < 1:
+        raise VariantError(f"--batch {batch} must be at least 1")
+    state = open_sweep(game, out=out, symmetry=symmetry, force=force, notes=notes)
+    setups = state.setups
+    index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
+    position = {int(c): i for i, c in enumerate(state.order.tolist())}
+    done_keys = set(state.done["key"].to_list()) if state.done.height else set()
+    todo = [int(setups.keys[c]) for c in state.order.tolist() if int(setups.keys[c]) not in done_keys]
+    if done_keys:
+        notes.append(f"resuming the sweep in {state.folder}: {len(done_keys):,} of {setups.classes:,} "
+                     "setup classes done (--force starts over)")
+    if limit is not None:
+        todo = todo[:limit]
+    result = SweepResult(state)
+    spec = game_spec(game)
+    meta = {**_identity(game, symmetry), "toolkit_version": solver.__version__, "kind": "setup-sweep-part"}
+    t0 = time.perf_counter()
+    if todo:
+        own = cluster is None
+        if own:
+            cluster = connect(scheduler, jobs, spec=spec)
+        else:
+            check_workers(cluster, spec)
+        if announce is not None:
+            announce(f"solving {len(todo):,} of {setups.classes:,} setup classes ({setups.arrangements:,} "
+                     f"arrangements) on {cluster.workers} Dask worker(s) at {cluster.address}; "
+                     f"finished setups are kept in {state.folder} (an interrupted run resumes)")
+        try:
+            result.workers = cluster.workers
+            _run_batches(cluster, spec, todo, symmetry, batch, state, index, position, meta, result,
+                         progress)
+        finally:
+            if own:
+                cluster.close()
+    result.seconds = time.perf_counter() - t0
+    state.done = _read_parts(state.folder / "parts") if any((state.folder / "parts").glob("*.parquet")) \
+        else pl.DataFrame()
+    write_sweep_table(state, game, workers=result.workers)
+    return result
+
+
+def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmetry: bool,
+                 batch: int | None, state: SweepState, index: dict[int, int], position: dict[int, int],
+                 meta: dict[str, Any], result: SweepResult, progress: bool) -> None:
+    distributed = _distributed()
+    client = cluster.client
+    parts = state.folder / "parts"
+    workers = cluster.workers
+    in_flight = 2 * workers
+    size = batch or 1
+    per_class: list[float] = []
+    pos_per_class: list[float] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc="setups", unit=" setups", leave=False)
+    pending: list[pl.DataFrame] = []
+    last_flush = time.monotonic()
+    next_i = 0
+    futures = distributed.as_completed(loop=client.loop)
+
+    def submit() -> None:
+        nonlocal next_i
+        if next_i >= len(todo):
+            return
+        left = len(todo) - next_i
+        n = size if batch else max(1, min(size, math.ceil(left / in_flight)))
+        chunk = todo[next_i : next_i + n]
+        next_i += n
+        futures.add(client.submit(solve_setup_batch, spec, chunk, symmetry, pure=False,
+                                  key=f"setups-{uuid.uuid4().hex}"))
+
+    def flush() -> None:
+        nonlocal pending, last_flush
+        if pending:
+            _write_part(parts, pending, meta)
+            pending = []
+            _merge_parts(parts, meta)
+        last_flush = time.monotonic()
+
+    try:
+        for _ in range(in_flight):
+            submit()
+        for fut in futures:
+            out = fut.result()  # a task's own error (e.g. a worker of another version) is raised here
+            fut.release()
+            frame = _rows_frame(state, out, position, index)
+            pending.append(frame)
+            result.solved_now += frame.height
+            result.hosts.add(out["host"])
+            per_class.append(out["seconds"] / frame.height)
+            pos_per_class.append(out["positions"] / frame.height)
+            if batch is None:  # size the next tasks to about TARGET_TASK_SECONDS, memory allowing
+                recent = float(np.median(per_class[-20:]))
+                by_memory = MAX_TASK_POSITIONS / max(1.0, float(np.median(pos_per_class[-20:])))
+                size = int(min(MAX_BATCH, by_memory, max(1, TARGET_TASK_SECONDS / max(recent, 1e-6))))
+                size = max(1, size)
+            if bar is not None:
+                bar.update(frame.height)
+            if time.monotonic() - last_flush >= FLUSH_SECONDS:
+                flush()
+            submit()
+    except distributed.client.FutureCancelledError:  # the cluster went away
+        raise ClusterError("the Dask cluster went away in the middle of the sweep; finished setups "
+                           "are kept: run the same command again to resume") from None
+    except distributed.scheduler.KilledWorker as exc:
+        raise ClusterError(f"a task killed its workers again and again ({exc}); finished setups are "
+                           "kept; the machine may be short of memory: try --jobs 1 or --batch 1") from None
+    finally:
+        flush()
+        if bar is not None:
+            bar.close()
+        with contextlib.suppress(Exception):
+            for f in list(futures.futures):
+                f.cancel()
+
+
+def write_sweep_table(state: SweepState, game: Game, *, workers: int = 0) -> Path:
+    """The sweep's finished setups as one table (sorted by key), its summary (complete) or
+    sample estimate (partial) in the metadata; written atomically."""
+    from analysis.metrics import setup_summary
+
+    setups = state.setups
+    done = state.done
+    meta: dict[str, Any] = {
+        **_identity(game, state.setups.symmetry), "kind": "setup-sweep",
+        "variant_id": game.variant.variant_id(), "label": game.variant.label(),
+        "toolkit_version": solver.__version__, "setup_player": setups.root_player,
+        "classes": setups.classes, "arrangements": setups.arrangements,
+        "classes_done": done.height, "complete": done.height == setups.classes,
+        "scored": bool(game.scored), "workers": workers,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    if done.height:
+        done = done.sort("key")
+        meta["arrangements_done"] = int(done["multiplicity"].sum())
+        meta["class_seconds"] = float(done["seconds"].sum())
+        # each task's positions once: a task of k setups has k rows of its positions
+        meta["positions_solved"] = int(round(float((done["positions"] / done["batch"]).sum())))
+    else:
+        meta["arrangements_done"] = 0
+        meta["class_seconds"] = 0.0
+        done = _empty_table(state, game)
+    if meta["complete"]:
+        summ = setup_summary(done)
+        meta["summary"] = {"shares": summ["shares"], "counts": summ["counts"], "expected": summ["expected"],
+                           "expected_margin": summ["expected_margin"]}
+    else:
+        meta["estimate"] = sample_estimate(done, setups, state.draws)
+    path = state.folder / "setups.parquet"
+    write_parquet(done, path, meta)
+    state.done = done
+    return path
+
+
+def _empty_table(state: SweepState, game: Game) -> pl.DataFrame:
+    from solver.engines.pipeline import setups_frame
+
+    s = state.setups
+    e = np.empty(0, dtype=np.int64)
+    frame = setups_frame(game, s.keys[e], s.probs[e], [], s.root_player, s.to_move[e],
+                         np.empty(0, np.uint8), np.empty(0, np.int32),
+                         np.empty(0, np.int16) if game.scored else None)
+    return frame.with_columns(*[pl.Series(k, [], dtype=t) for k, t in EXTRA_COLUMNS.items()])
+
+
+def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True
+               ) -> tuple[pl.DataFrame, dict[str, Any]] | None:
+    """The sweep table of ``game`` and its metadata (``None`` when there is none). Refuses (one
+    line) a sweep of another rules version."""
+    path = sweep_dir(game, out, symmetry) / "setups.parquet"
+    if not path.exists():
+        return None
+    table, meta = read_parquet(path)
+    if meta.get("rules_version") != game.rules_version or meta.get("variant") != game.variant.as_text():
+        raise TableError(f"the sweep in {path.parent} is of rules version {meta.get('rules_version')} "
+                         f"(now {game.rules_version}); run `pyramids solve` with --jobs again to start it over")
+    return table, meta
+
+
+def sweep_status(game: Game, *, out: str | Path | None = None, symmetry: bool = True) -> dict[str, Any] | None:
+    """Classes done / left of a sweep, seconds per class and the time left at the last run's
+    number of workers (``None``: no sweep)."""
+    got = read_sweep(game, out=out, symmetry=symmetry)
+    if got is None:
+        return None
+    table, meta = got
+    done = meta["classes_done"]
+    left = meta["classes"] - done
+    per = meta["class_seconds"] / done if done else None
+    workers = max(1, int(meta.get("workers") or 1))
+    out_: dict[str, Any] = {
+        "kind": "setup-sweep", "folder": str(sweep_dir(game, out, symmetry)),
+        "classes": meta["classes"], "classes_done": done, "classes_left": left,
+        "arrangements": meta["arrangements"], "arrangements_done": meta["arrangements_done"],
+        "seconds_per_class": per, "workers": workers,
+        "seconds_left": None if per is None else per * left / workers,
+        "machine_days_left": None if per is None else per * left / 86400,
+        "complete": meta["complete"],
+    }
+    if meta["complete"]:
+        out_["summary"] = meta["summary"]
+    else:
+        out_["estimate"] = meta["estimate"]
+    return out_
+
+
+# --- tier tasks ------------------------------------------------------------------------------
+
+def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any) -> dict[str, Any]:
+    """Run on a worker: solve one tier of a tiered run whose work folder the worker sees at the
+    same path, and write its tier file there."""
+    from solver.engines import tiered
+
+    game = game_from_spec(spec)
+    run = tiered.Run(game, Path(run_args["folder"]), Path(run_args["work"]), run_args["symmetry"],
+                     run_args["run_id"])
+    run.low_memory = run_args["low_memory"]
+    run.workers = 1
+    if not run.tiers_dir.is_dir():
+        raise ClusterError(f"worker {_host()} does not see the work folder {run.work}; every worker "
+                           "needs the tables folder at the same path (a shared file system)")
+    return tiered.solve_tier_task(run, info)
+
+
+def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """Solve tiers (independent of each other) as Dask tasks; yields each one's stats as it ends."""
+    distributed = _distributed()
+    spec = game_spec(run.game)
+    args = {"folder": str(run.folder), "work": str(run.work), "symmetry": run.symmetry,
+            "run_id": run.run_id, "low_memory": run.low_memory}
+    futures = [cluster.client.submit(solve_tier_remote, spec, args, info, pure=False,
+                                     key=f"tier-{info.tier}-{uuid.uuid4().hex[:8]}") for info in infos]
+    try:
+        for fut in distributed.as_completed(futures):
+            yield fut.result()
+    finally:
+        for f in futures:
+            f.cancel()
