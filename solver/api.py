@@ -516,6 +516,8 @@ def solve(
     check_estimate: bool = True,
     announce: Callable[[str], None] | None = None,
     low_memory: bool | None = None,
+    jobs: int | None = None,
+    scheduler: str | None = None,
 ) -> Solution:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
 
@@ -555,10 +557,18 @@ def solve(
         Tiered solves: solve tiers by repeated passes instead of reverse lists of their moves
         (about 30 bytes per position of a tier instead of 100-150, slower): ``True`` every tier,
         ``False`` none, ``None`` (default) the tiers whose lists would not fit the free memory.
+    jobs, scheduler : optional
+        Tiered solves: run the tiers of each height as Dask tasks, on a local cluster of ``jobs``
+        processes or on the cluster at ``scheduler`` (whose workers must see ``out`` at the same
+        path). Random setups are swept as tasks by :func:`sweep`.
     """
     tol = check_tol(tol)
     folder = _paths(game, out, symmetry)
     use_tiers = want_tiered(game, tiered, folder)
+    if (jobs is not None or scheduler is not None) and not use_tiers:
+        raise VariantError(f"--jobs and --scheduler run tasks of tiered solves and of random setups "
+                           f"(setup=all); {game.variant.label()} is solved whole, in this process: drop "
+                           "them (or add --tiered if the game names tiers)")
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
     notes = notes if notes is not None else []
     path = folder / POSITIONS
@@ -586,7 +596,7 @@ def solve(
         pipeline.solve_tiered_variant(game, out=out, symmetry=symmetry, force=force,
                                       max_positions=max_positions, workers=workers, progress=progress,
                                       notes=notes, check=check_estimate, announce=announce,
-                                      low_memory=low_memory)
+                                      low_memory=low_memory, jobs=jobs, scheduler=scheduler)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol
@@ -594,6 +604,26 @@ def solve(
         game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress,
         write_edges=write_edges, tol=tol, max_sweeps=max_sweeps)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+
+
+def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
+          limit: int | None = None, jobs: int | None = None, scheduler: str | None = None,
+          batch: int | None = None, progress: bool = False, notes: list[str] | None = None):
+    """Solve a random-setup variant (``setup=all``) one batch of setup classes per Dask task,
+    resuming the sweep on disk; returns :class:`solver.engines.tasks.SweepResult`. The finished
+    setups are in ``<out>/<game>/<variant-id>/sweep/setups.parquet`` (see
+    :mod:`solver.engines.tasks`; :func:`read_sweep` reads it)."""
+    from solver.engines import tasks
+
+    return tasks.sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=limit, jobs=jobs,
+                              scheduler=scheduler, batch=batch, progress=progress, notes=notes)
+
+
+def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True):
+    """A sweep's setups table and metadata (``None`` when there is none)."""
+    from solver.engines import tasks
+
+    return tasks.read_sweep(game, out=out, symmetry=symmetry)
 
 
 def _meta_or_none(path: Path) -> dict[str, Any] | None:

@@ -24,6 +24,8 @@ EPILOG = """examples:
   pyramids play override --preset 3x3 --side 2
   pyramids report override --preset 3x3
   pyramids tune override --set size=3 --set line=3 --vary per_size=1,2 --vary centre_rule=on,off
+  pyramids solve greener --preset 3x4 --jobs 2       # one task per batch of setups, on Dask
+  pyramids status greener --set rows=4 --set cols=4 --set black=4 --set white=4 --set setup=all
 """
 
 
@@ -132,8 +134,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore-estimate", action="store_true",
                    help="tiered: start even when the size estimate does not fit this machine's free "
                         "memory or disk")
+    tasks = p.add_argument_group(
+        "tasks on Dask", "random-setup games (setup=all) solved one batch of setup classes per task, "
+        "resumable; tiered solves' tiers of one height as tasks. Needs the [cluster] extra")
+    tasks.add_argument("--jobs", type=int, default=None, metavar="N",
+                       help="run the tasks on a local Dask cluster of N processes (default for a sweep: "
+                            "up to 2)")
+    tasks.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="run the tasks on an existing Dask cluster, e.g. tcp://host:8786 (its "
+                            "workers need this toolkit's version; tiered solves also a shared --out)")
+    tasks.add_argument("--setup-limit", type=int, default=None, metavar="N",
+                       help="solve at most N more setup classes (a resumable slice of a fixed random "
+                            "order), then write the partial table")
+    tasks.add_argument("--batch", type=int, default=None, metavar="N",
+                       help="setup classes per task (default: sized to about 20 s a task)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+    p = sub.add_parser("status", help="how far a solve has got: setup classes (or tiers) done and "
+                                      "left, time left")
+    _variant_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("show", help="a position's value and every move's value, best first")
     _variant_args(p)
@@ -396,8 +417,140 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wants_sweep(args: argparse.Namespace, game) -> bool:
+    """Whether ``solve`` runs as a sweep of setup classes on Dask: asked for by a task option, or
+    the variant has too many setups for the whole graph (:data:`tasks.SWEEP_MIN_ARRANGEMENTS`)."""
+    from solver.engines import tasks
+
+    if tasks.sweepable(game) is not None:
+        return False
+    asked = any(getattr(args, k, None) is not None for k in ("jobs", "scheduler", "setup_limit", "batch"))
+    return asked or (getattr(game, "num_setups", 0) or 0) > tasks.SWEEP_MIN_ARRANGEMENTS
+
+
+def cmd_sweep(args: argparse.Namespace, game) -> int:
+    from solver.engines import tasks
+
+    t0 = time.perf_counter()
+    notes: list[str] = []
+    say = lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        res = tasks.sweep_setups(game, out=args.out, symmetry=not args.no_symmetry, force=args.force,
+                                 limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
+                                 batch=args.batch, progress=not args.quiet and sys.stderr.isatty(),
+                                 notes=notes, announce=say)
+    finally:
+        for note in notes:
+            say(note)
+    status = tasks.sweep_status(game, out=args.out, symmetry=not args.no_symmetry)
+    status.update({"game": game.name, "variant": game.variant.as_text(), "label": game.variant.label(),
+                   "solved_now": res.solved_now, "run_seconds": round(res.seconds, 3),
+                   "wall_seconds": round(time.perf_counter() - t0, 3),
+                   "table": str(tasks.sweep_dir(game, args.out, not args.no_symmetry) / "setups.parquet")})
+    if args.json:
+        print(json.dumps(status))
+    else:
+        print(format_sweep(status, game))
+    return 0
+
+
+def format_sweep(s: dict[str, Any], game) -> str:
+    """A sweep's status as lines: classes done, time, and the exact summary or the estimate."""
+    seat = game.seat_names[0] if getattr(game, "seat_names", None) else "player 1"
+    lines = [s["label"]]
+    state = "complete" if s["complete"] else "partial"
+    lines.append(f"  sweep          {s['classes_done']:,} of {s['classes']:,} setup classes done "
+                 f"({s['arrangements_done']:,} of {s['arrangements']:,} arrangements): {state}")
+    if "solved_now" in s:
+        lines.append(f"  this run       {s['solved_now']:,} setups in {s['run_seconds']:.1f} s")
+    if s["seconds_per_class"] is not None:
+        left = s["seconds_left"] or 0.0
+        lines.append(f"  time           {s['seconds_per_class']:.3f} s per setup class (task time); "
+                     f"left: {_duration(left)} on {s['workers']} worker(s), "
+                     f"{s['machine_days_left']:.2f} worker-days")
+    if s["complete"]:
+        sh = s["summary"]["shares"]
+        lines.append(f"  exact          {seat} (moves first) wins {sh['win']:.1%}, ties {sh['tie']:.1%}, "
+                     f"loses {sh['lose']:.1%}" + (f", draws {sh['draw']:.1%}" if sh["draw"] else "")
+                     + " of setups")
+        lines.append(f"  expected result {s['summary']['expected']:+.4f} for {seat}")
+        if s["summary"].get("expected_margin") is not None:
+            lines.append(f"  expected margin {s['summary']['expected_margin']:+.4f} for {seat}")
+    else:
+        e = s["estimate"]
+        if e["draws"]:
+            parts = []
+            for v in ("win", "tie", "lose", "draw"):
+                if e["counts"][v] or v != "draw":
+                    lo, hi = e["intervals"][v]
+                    parts.append(f"{v}s {e['shares'][v]:.1%} [{lo:.1%}, {hi:.1%}]")
+            lines.append(f"  ESTIMATED      {seat} (moves first) " + ", ".join(parts) + " of setups (95% "
+                         f"Wilson intervals; a uniform sample of {e['draws']:,} arrangements, "
+                         f"{e['classes_in_sample']:,} classes)")
+        else:
+            lines.append("  ESTIMATED      no estimate yet: the first setup of the order is not solved")
+    if "table" in s:
+        lines.append(f"  table          {s['table']}")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from solver.engines import tasks, tiered
+    from solver.tables import POSITIONS, variant_dir
+
+    game = _game(args)
+    symmetry = not args.no_symmetry
+    folder = variant_dir(game.name, game.variant.variant_id(), root=args.out, symmetry=symmetry)
+    out: dict[str, Any] = {"game": game.name, "variant": game.variant.as_text(), "label": game.variant.label()}
+    sweep = tasks.sweep_status(game, out=args.out, symmetry=symmetry) if tasks.sweepable(game) is None else None
+    if sweep is not None:
+        out.update(sweep)
+        print(json.dumps(out) if args.json else format_sweep(out, game))
+        return 0
+    if (folder / POSITIONS).exists() or tiered.is_tiered(folder):
+        out.update({"kind": "table", "complete": True, "folder": str(folder)})
+        text = f"{game.variant.label()}\n  solved         table in {folder}"
+    else:
+        work = tiered.tier_progress(folder)
+        if work is not None:
+            out.update({"kind": "tiered", "complete": False, **work})
+            left = "" if work["seconds_left"] is None else f"; about {_duration(work['seconds_left'])} left"
+            text = (f"{game.variant.label()}\n  tiered solve   {work['tiers_discovered']:,} tiers discovered "
+                    f"({work['positions_discovered']:,} positions), {work['tiers_solved']:,} solved "
+                    f"({work['positions_solved']:,} positions){left}\n  work folder    {work['folder']}")
+        else:
+            out.update({"kind": None, "complete": False})
+            text = f"{game.variant.label()}\n  not started    solve it with `pyramids solve`"
+    print(json.dumps(out) if args.json else text)
+    return 0
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     game = _game(args)
+    for name in ("jobs", "setup_limit", "batch"):
+        v = getattr(args, name)
+        if v is not None and (v < 1 if name != "setup_limit" else v < 0):
+            from solver.errors import VariantError
+
+            raise VariantError(f"--{name.replace('_', '-')} {v} must be at least {1 if name != 'setup_limit' else 0}")
+    if _wants_sweep(args, game):
+        return cmd_sweep(args, game)
+    if args.setup_limit is not None or args.batch is not None:
+        from solver.engines.tasks import sweepable
+        from solver.errors import VariantError
+
+        raise VariantError(f"--setup-limit and --batch are for random setups; {game.variant.label()} "
+                           f"cannot be swept: {sweepable(game)}")
     t0 = time.perf_counter()
     if args.max_sweeps is not None and args.max_sweeps < 1:
         from solver.errors import VariantError
@@ -409,7 +562,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise VariantError(f"--workers {args.workers} must be at least 1")
     sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
                     max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
-                    low_memory=args.low_memory,
+                    low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
                     check_estimate=not args.ignore_estimate,
                     announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
@@ -829,6 +982,7 @@ COMMANDS = {
     "check": cmd_check,
     "serve": cmd_serve,
     "solve": cmd_solve,
+    "status": cmd_status,
     "show": cmd_show,
     "play": cmd_play,
     "report": cmd_report,

@@ -13,7 +13,8 @@ def fault_point(name: str) -> None:
     """Fault injection for the fault suite (tests/test_faults.py): when the environment variable
     ``PYRAMIDS_FAULT`` is ``<signal>@<name>`` (``KILL``, ``INT``) this process sends itself that
     signal here (``<signal>@<name>#<k>``: the k-th time it is reached); ``ENOSPC@<name>``
-    raises a disk-full error. Does nothing otherwise."""
+    raises a disk-full error. With ``PYRAMIDS_FAULT_ONCE=<file>`` only the first process to create
+    that file faults (the others go on). Does nothing otherwise."""
     spec = os.environ.get("PYRAMIDS_FAULT")
     if not spec or "@" not in spec:
         return
@@ -24,6 +25,12 @@ def fault_point(name: str) -> None:
     if nth:
         _SEEN[name] = _SEEN.get(name, 0) + 1
         if _SEEN[name] != int(nth):
+            return
+    once = os.environ.get("PYRAMIDS_FAULT_ONCE")
+    if once:  # across processes (e.g. Dask workers restarted by their nanny): only the first
+        try:
+            os.close(os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
             return
     if what == "ENOSPC":
         raise OSError(28, "No space left on device", name)

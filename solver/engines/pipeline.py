@@ -76,14 +76,25 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
                          max_positions: int | None, workers: int | None, progress: bool,
                          notes: list[str], check: bool = True,
                          announce: Callable[[str], None] | None = None,
-                         low_memory: bool | None = None) -> Path:
+                         low_memory: bool | None = None, jobs: int | None = None,
+                         scheduler: str | None = None) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
-    ``check``: refuse at once when the size estimate does not fit the machine."""
+    ``check``: refuse at once when the size estimate does not fit the machine. With ``jobs`` or
+    ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.engines.tasks`)."""
     from solver.engines.tiered import solve_tiered
 
-    return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
-                        workers=workers, progress=progress, notes=notes, check=check, announce=announce,
-                        low_memory=low_memory)
+    cluster = None
+    if jobs is not None or scheduler is not None:
+        from solver.engines import tasks
+
+        cluster = tasks.connect(scheduler, jobs, spec=tasks.game_spec(game))
+    try:
+        return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
+                            workers=workers, progress=progress, notes=notes, check=check,
+                            announce=announce, low_memory=low_memory, cluster=cluster)
+    finally:
+        if cluster is not None:
+            cluster.close()
 
 
 def solve_graph(

@@ -64,9 +64,9 @@ SWEEP_DIR = "sweep"
 #: seed of the order in which setup classes are taken (part of the plan: fixed, so a resumed or
 #: parallel run takes the same order)
 ORDER_SEED = 20261130
-#: a variant with more setup classes than this is swept by default (a whole-graph solve of all
-#: setups at once is beyond this machine)
-SWEEP_MIN_CLASSES = 20_000
+#: a variant with more setup arrangements than this is swept by default (Greener 4x4 4+4 has
+#: 900,900; the whole-graph solve of all setups at once is beyond this machine there)
+SWEEP_MIN_ARRANGEMENTS = 200_000
 #: a task should last about this long (seconds) when batches are sized automatically
 TARGET_TASK_SECONDS = 20.0
 MAX_BATCH = 5_000
@@ -131,11 +131,13 @@ def _worker_versions(game_name: str) -> dict[str, str]:
 
 @dataclass
 class Cluster:
-    """A Dask client and, when local, the cluster it started (closed together)."""
+    """A Dask client and, when local, the scheduler and worker processes it started (closed
+    together)."""
 
     client: Any
     local: Any | None
     address: str
+    processes: list[Any] = field(default_factory=list)
 
     @property
     def workers(self) -> int:
@@ -144,9 +146,60 @@ class Cluster:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
+        for proc in self.processes:  # SIGTERM: each nanny closes its worker cleanly
+            with contextlib.suppress(Exception):
+                proc.terminate()
+        for proc in self.processes:
+            try:
+                proc.wait(timeout=20)
+            except Exception:  # noqa: BLE001
+                with contextlib.suppress(Exception):
+                    proc.kill()
+                    proc.wait(timeout=5)
         if self.local is not None:
             with contextlib.suppress(Exception):
                 self.local.close()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the worker's nanny gets SIGKILL when the process that started it dies (a killed
+    client leaves no worker behind: the nanny's own worker exits when its nanny is gone)."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _local_cluster(distributed: Any, jobs: int, *, timeout: float) -> Cluster:
+    """A scheduler in this process and ``jobs`` worker processes (``dask worker``, one thread
+    each, under a nanny that restarts a worker that dies). The workers are fresh interpreters
+    that import the toolkit: unlike multiprocessing's spawn they never re-run the caller's
+    script, so scripts and ``python -`` need no ``if __name__ == "__main__"`` guard."""
+    import subprocess
+    import sys
+    import tempfile
+
+    local = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                     dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+    address = local.scheduler_address
+    scratch = tempfile.mkdtemp(prefix="pyramids-dask-")
+    procs = []
+    cluster = Cluster(None, local, address, procs)
+    try:
+        for i in range(jobs):
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                 "--nworkers", "1", "--name", f"local-{i}", "--no-dashboard", "--death-timeout", "60",
+                 "--local-directory", scratch],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None))
+        cluster.client = distributed.Client(address, set_as_default=False)
+        cluster.client.wait_for_workers(jobs, timeout=timeout)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
 
 
 def _distributed():
@@ -190,17 +243,7 @@ def connect(scheduler: str | None = None, jobs: int | None = None, *,
                                    f"`dask worker {scheduler}` on each machine")
     else:
         jobs = default_jobs() if jobs is None else jobs
-        # workers (and the scheduler) in their own subprocesses, each a fresh interpreter that
-        # imports the toolkit: unlike multiprocessing's spawn, this never re-runs the caller's
-        # script, so scripts and `python -` need no `if __name__ == "__main__"` guard; each
-        # worker has a nanny that restarts it if it dies
-        from distributed.deploy.subprocess import SubprocessCluster
-
-        local = SubprocessCluster(host="127.0.0.1", n_workers=jobs, threads_per_worker=1, dashboard_address=None,
-                                  silence_logs=logging.ERROR)
-        client = distributed.Client(local, set_as_default=False)
-        client.wait_for_workers(jobs, timeout=120)
-        cluster = Cluster(client, local, local.scheduler_address)
+        cluster = _local_cluster(distributed, jobs, timeout=max(60.0, timeout))
     if spec is not None:
         try:
             check_workers(cluster, spec)
@@ -556,12 +599,14 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  force: bool = False, limit: int | None = None, jobs: int | None = None,
                  scheduler: str | None = None, batch: int | None = None, progress: bool = False,
                  notes: list[str] | None = None, cluster: Cluster | None = None,
-                 announce: Callable[[str], None] | None = None) -> SweepResult:
+                 announce: Callable[[str], None] | None = None,
+                 flush_seconds: float = FLUSH_SECONDS) -> SweepResult:
     """Solve ``game``'s setup classes as tasks (see the module docstring), resuming a sweep on
     disk: at most ``limit`` more classes (all by default), ``batch`` classes per task (by
     default sized to about :data:`TARGET_TASK_SECONDS`). ``cluster``: an open one (tests);
-    otherwise one is started (``jobs`` local processes) or joined (``scheduler``). Writes the
-    sweep's setups table at the end, also when interrupted."""
+    otherwise one is started (``jobs`` local processes) or joined (``scheduler``). Finished setups
+    are appended at least every ``flush_seconds``. Writes the sweep's setups table at the end,
+    also when interrupted."""
     notes = notes if notes is not None else []
     if limit is not None and limit < 0:
         raise VariantError(f"--setup-limit {limit} is negative; give how many more setups to solve")
@@ -595,20 +640,26 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         try:
             result.workers = cluster.workers
             _run_batches(cluster, spec, todo, symmetry, batch, state, index, position, meta, result,
-                         progress)
+                         progress, flush_seconds)
         finally:
+            result.seconds = time.perf_counter() - t0
+            _consolidate(state, game, result.workers)  # also when interrupted
             if own:
                 cluster.close()
-    result.seconds = time.perf_counter() - t0
-    state.done = _read_parts(state.folder / "parts") if any((state.folder / "parts").glob("*.parquet")) \
-        else pl.DataFrame()
-    write_sweep_table(state, game, workers=result.workers)
+    else:
+        _consolidate(state, game, result.workers)
     return result
+
+
+def _consolidate(state: SweepState, game: Game, workers: int) -> None:
+    done = _read_parts(state.folder / "parts")
+    state.done = pl.DataFrame() if done is None else done
+    write_sweep_table(state, game, workers=workers)
 
 
 def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmetry: bool,
                  batch: int | None, state: SweepState, index: dict[int, int], position: dict[int, int],
-                 meta: dict[str, Any], result: SweepResult, progress: bool) -> None:
+                 meta: dict[str, Any], result: SweepResult, progress: bool, flush_seconds: float) -> None:
     distributed = _distributed()
     client = cluster.client
     parts = state.folder / "parts"
@@ -665,7 +716,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
                 size = max(1, size)
             if bar is not None:
                 bar.update(frame.height)
-            if time.monotonic() - last_flush >= FLUSH_SECONDS:
+            if time.monotonic() - last_flush >= flush_seconds:
                 flush()
             submit()
     except distributed.client.FutureCancelledError:  # the cluster went away
@@ -736,7 +787,16 @@ def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
                ) -> tuple[pl.DataFrame, dict[str, Any]] | None:
     """The sweep table of ``game`` and its metadata (``None`` when there is none). Refuses (one
     line) a sweep of another rules version."""
-    path = sweep_dir(game, out, symmetry) / "setups.parquet"
+    folder = sweep_dir(game, out, symmetry)
+    path = folder / "setups.parquet"
+    parts = list((folder / "parts").glob("*.parquet")) if (folder / "parts").is_dir() else []
+    newest = max((p.stat().st_mtime for p in parts), default=None)
+    if parts and (not path.exists() or newest > path.stat().st_mtime):
+        # a run killed (or still running) after its last table: the part files are the truth
+        plan = _read_json(folder / "plan.json")
+        if plan is not None and plan.get("rules_version") == game.rules_version:
+            state = open_sweep(game, out=out, symmetry=symmetry, create=False)
+            _consolidate(state, game, int((_read_sweep_meta(path) or {}).get("workers") or 1))
     if not path.exists():
         return None
     table, meta = read_parquet(path)
@@ -744,6 +804,15 @@ def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
         raise TableError(f"the sweep in {path.parent} is of rules version {meta.get('rules_version')} "
                          f"(now {game.rules_version}); run `pyramids solve` with --jobs again to start it over")
     return table, meta
+
+
+def _read_sweep_meta(path: Path) -> dict[str, Any] | None:
+    from solver.tables import read_meta
+
+    try:
+        return read_meta(path) if path.exists() else None
+    except TableError:
+        return None
 
 
 def sweep_status(game: Game, *, out: str | Path | None = None, symmetry: bool = True) -> dict[str, Any] | None:
@@ -800,7 +869,7 @@ def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any]) -> Iterator
     futures = [cluster.client.submit(solve_tier_remote, spec, args, info, pure=False,
                                      key=f"tier-{info.tier}-{uuid.uuid4().hex[:8]}") for info in infos]
     try:
-        for fut in distributed.as_completed(futures):
+        for fut in distributed.as_completed(futures, loop=cluster.client.loop):
             yield fut.result()
     finally:
         for f in futures:

@@ -840,9 +840,11 @@ def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
 
 
 def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
-                progress: Progress | None = None) -> dict[int, dict[str, Any]]:
+                progress: Progress | None = None, cluster: Any = None) -> dict[int, dict[str, Any]]:
     """Phase 2: every tier, children first; tiers of one height in parallel (``workers``
-    threads: the expansions and kernels release the GIL for much of their work)."""
+    threads: the expansions and kernels release the GIL for much of their work), or as Dask
+    tasks on ``cluster`` (:func:`solver.engines.tasks.run_tier_tasks`: the workers read and write
+    the tier files in the run's work folder, which they must see at the same path)."""
     _heights(infos)
     stats: dict[int, dict[str, Any]] = {}
     total = sum(i.positions for i in infos.values())
@@ -864,7 +866,11 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                     todo.append(info)
             if progress is not None:
                 progress("solve", f"height {h}", done_pos, total)
-            if workers > 1 and len(todo) > 1:
+            if cluster is not None and todo:
+                from solver.engines.tasks import run_tier_tasks
+
+                results = run_tier_tasks(cluster, run, todo)
+            elif workers > 1 and len(todo) > 1:
                 # threads, not processes: the compiled kernels release the GIL, nothing is copied
                 # or pickled, and scripts need no `if __name__ == "__main__"` guard
                 if pool is None:
@@ -956,7 +962,7 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
                  max_positions: int | None = None, workers: int | None = None, progress: bool = False,
                  notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
-                 low_memory: bool | None = None) -> Path:
+                 low_memory: bool | None = None, cluster: Any = None) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
     and return that folder. Resumes an unfinished run of the same variant unless ``force``.
     ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
@@ -982,7 +988,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     try:
         infos = discover(run, max_positions=max_positions, progress=bar)
         t_disc = time.perf_counter() - t0
-        stats = solve_tiers(run, infos, workers=workers, progress=bar)
+        stats = solve_tiers(run, infos, workers=workers, progress=bar, cluster=cluster)
     finally:
         if run.pool is not None:
             run.pool.shutdown(wait=True, cancel_futures=True)
@@ -1103,6 +1109,32 @@ def unfinished(folder: Path) -> str | None:
     found, solved = _work_counts(work)
     return (f"its tiered solve in {work} is unfinished ({found} tiers discovered, {solved} solved); "
             "run the same `pyramids solve` command again to resume")
+
+
+def tier_progress(folder: Path) -> dict[str, Any] | None:
+    """How far an unfinished tiered solve has got (``None``: none in ``folder``): tiers and
+    positions discovered and solved, and the time left at the rate of the tiers solved so far
+    (``None`` until two tiers are solved)."""
+    work = work_dir(Path(folder))
+    if _read_json(work / "run.json") is None:
+        return None
+    found = [_read_json(p) or {} for p in work.glob("discover/tier-*.json")]
+    sizes = {int(f["tier"]): int(f["positions"]) for f in found if "tier" in f}
+    files = sorted(work.glob(f"{TIER_DIR}/tier-*.parquet"), key=lambda p: p.stat().st_mtime)
+    solved = 0
+    for f in files:
+        try:
+            solved += int(read_meta(f).get("positions", 0))
+        except TableError:
+            continue
+    discovered = sum(sizes.values())
+    left = None
+    if len(files) >= 2 and solved:
+        span = files[-1].stat().st_mtime - files[0].stat().st_mtime
+        if span > 0:
+            left = (discovered - solved) / (solved / span)
+    return {"folder": str(work), "tiers_discovered": len(sizes), "positions_discovered": discovered,
+            "tiers_solved": len(files), "positions_solved": solved, "seconds_left": left}
 
 
 def read_tier(folder: Path, entry: dict[str, Any]) -> pl.DataFrame:
