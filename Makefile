@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all test-fast bench reports clean
+.PHONY: demo test test-all test-fast bench bench-cluster reports clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m solver.bench
+
+# the task layer on a local 2-worker Dask cluster (see the README, "More than one machine")
+bench-cluster: $(STAMP)
+	$(BIN)/python -m solver.bench_cluster
 
 reports: $(STAMP)
 	$(BIN)/python -m analysis.shipped

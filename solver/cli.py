@@ -689,8 +689,68 @@ def format_summary(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _sweep_only(args: argparse.Namespace, game):
+    """``(table, meta)`` of the variant's setup sweep when it has no whole table (a sweep stores
+    one row per setup class, not every position); ``None`` otherwise."""
+    from solver.engines import tasks, tiered
+    from solver.tables import POSITIONS, variant_dir
+
+    if tasks.sweepable(game) is not None:
+        return None
+    symmetry = not getattr(args, "no_symmetry", False)
+    folder = variant_dir(game.name, game.variant.variant_id(), root=args.out, symmetry=symmetry)
+    if (folder / POSITIONS).exists() or tiered.is_tiered(folder):
+        return None
+    return tasks.read_sweep(game, out=args.out, symmetry=symmetry)
+
+
+def _show_sweep(args: argparse.Namespace, game, table, meta) -> int:
+    from solver.errors import TableError
+
+    moves = split_moves(args.moves)
+    if not moves:
+        from solver.engines import tasks
+
+        status = tasks.sweep_status(game, out=args.out, symmetry=not args.no_symmetry)
+        if args.json:
+            print(json.dumps(status))
+        else:
+            print(format_sweep(status, game))
+        return 0
+    state = game.play(moves[:1])
+    key = game.encode(game.canonical(state) if not args.no_symmetry else state)
+    row = table.filter(pl_col("key") == key)
+    if len(moves) > 1 or row.height == 0:
+        why = ("this setup is not solved yet" if row.height == 0 and len(moves) == 1
+               else "the sweep stores each setup's value, not the positions after it")
+        raise TableError(f"{why}; solve the setup alone to explore it: pyramids solve {game.name} "
+                         f"--set setup={game.describe_state(state)} (other --set as here)")
+    r = row.row(0, named=True)
+    seat = game.seat_names[0] if getattr(game, "seat_names", None) else "player 1"
+    obj = {"game": game.name, "variant": game.variant.as_text(), "setup": r["layout"], "key": key,
+           "value": r["value"], "remoteness": r["remoteness"], "view": seat,
+           **({"margin": r["margin"]} if "margin" in r else {}), "multiplicity": r["multiplicity"],
+           "probability": r["probability"]}
+    if args.json:
+        print(json.dumps(obj))
+    else:
+        margin = f", margin {r['margin']:+d}" if "margin" in r else ""
+        print(f"{game.render(state)}\nsetup {r['layout']} (one of {r['multiplicity']} arrangements): "
+              f"{r['value']} for {seat} (moves first) in {r['remoteness']} plies{margin}")
+    return 0
+
+
+def pl_col(name: str):
+    import polars as pl
+
+    return pl.col(name)
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     game = _game(args)
+    sweep = _sweep_only(args, game)
+    if sweep is not None:
+        return _show_sweep(args, game, *sweep)
     state = game.play(split_moves(args.moves))
     sol = _solution(args, game)
     pv = sol.lookup(state)
@@ -934,8 +994,17 @@ def cmd_report(args: argparse.Namespace) -> int:
     from analysis.report import write_report
 
     game = _game(args)
-    sol = _solution(args, game)
     out_dir = args.reports / game.name / game.variant.variant_id()
+    sweep = _sweep_only(args, game)
+    if sweep is not None:
+        from analysis.sweep_report import write_sweep_report
+
+        path = write_sweep_report(game, sweep[0], sweep[1], out_dir)
+        print(f"report written: {path} and {path.with_suffix('.html')} (from the setup sweep: "
+              f"{sweep[1]['classes_done']:,} of {sweep[1]['classes']:,} setup classes"
+              f"{'' if sweep[1]['complete'] else ', partial: estimated shares'})")
+        return 0
+    sol = _solution(args, game)
     path = write_report(sol, out_dir, exact_limit=args.exact_limit, progress=sys.stderr.isatty())
     print(f"report written: {path} and {path.with_suffix('.html')}")
     return 0

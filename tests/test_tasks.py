@@ -308,3 +308,36 @@ def test_greener_3x4_through_the_task_layer_equals_the_in_process_solve(tmp_path
     assert meta["classes_done"] == 4664
     _same_setups(table, whole.setups)
     _same_summary(table, whole.setups)
+
+
+def test_show_and_report_of_a_partial_sweep_say_estimated(capsys, tmp_path, whole_33):
+    from analysis.metrics import setup_summary
+
+    code, out, err = run(capsys, "solve", "greener", "--preset", "3x3", "--out", str(tmp_path),
+                         "--setup-limit", "30", "--jobs", "1")
+    assert code == 0, err
+    code, out, err = run(capsys, "report", "greener", "--preset", "3x3", "--out", str(tmp_path),
+                         "--reports", str(tmp_path / "rep"))
+    assert code == 0 and "partial: estimated" in out
+    md = next((tmp_path / "rep").rglob("report.md")).read_text()
+    assert "PARTIAL, ESTIMATED" in md and "95% interval" in md and "30 of 108" in md
+    assert (next((tmp_path / "rep").rglob("report.md")).parent / "figures" / "sweep_narrowing.png").exists()
+    # a solved setup answers from the sweep; a position after it, or an unsolved setup, is one line
+    table, meta = tasks.read_sweep(make_game("greener", G33), out=tmp_path)
+    row = table.sort("order").row(0, named=True)
+    code, out, err = run(capsys, "show", "greener", "--preset", "3x3", "--out", str(tmp_path), "--moves",
+                         row["layout"], "--json")
+    got = json.loads(out)
+    assert got["value"] == row["value"] and got["remoteness"] == row["remoteness"]
+    whole_row = whole_33.setups.filter(pl.col("key") == row["key"]).row(0, named=True)
+    assert got["value"] == whole_row["value"] and got["margin"] == whole_row["margin"]
+    unsolved = set(whole_33.setups["layout"].to_list()) - set(table["layout"].to_list())
+    code, out, err = run(capsys, "show", "greener", "--preset", "3x3", "--out", str(tmp_path), "--moves",
+                         sorted(unsolved)[0])
+    assert code == 2 and "not solved yet" in err and "--set setup=" in err
+    # completed: the report is exact and equals the whole-graph summary
+    run(capsys, "solve", "greener", "--preset", "3x3", "--out", str(tmp_path), "--jobs", "2")
+    run(capsys, "report", "greener", "--preset", "3x3", "--out", str(tmp_path), "--reports", str(tmp_path / "rep"))
+    md = next((tmp_path / "rep").rglob("report.md")).read_text()
+    share = setup_summary(whole_33.setups)["shares"]["win"]
+    assert "Verdict (exact)" in md and f"{100 * share:.1f}%" in md and "ESTIMATED" not in md

@@ -827,6 +827,7 @@ def sweep_status(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     per = meta["class_seconds"] / done if done else None
     workers = max(1, int(meta.get("workers") or 1))
     out_: dict[str, Any] = {
+        "game": game.name, "variant": game.variant.as_text(), "label": game.variant.label(),
         "kind": "setup-sweep", "folder": str(sweep_dir(game, out, symmetry)),
         "classes": meta["classes"], "classes_done": done, "classes_left": left,
         "arrangements": meta["arrangements"], "arrangements_done": meta["arrangements_done"],
