@@ -431,6 +431,12 @@ def _wants_sweep(args: argparse.Namespace, game) -> bool:
 def cmd_sweep(args: argparse.Namespace, game) -> int:
     from solver.engines import tasks
 
+    import signal
+
+    def _stop(signum, frame):  # a batch system's SIGTERM ends a sweep as Ctrl-C does: rows kept
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
     t0 = time.perf_counter()
     notes: list[str] = []
     say = lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True)  # noqa: E731
