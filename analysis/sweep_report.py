@@ -41,7 +41,7 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
     """How the estimate of the first player's win share narrows as setups are solved in the
     plan's order: for prefixes of the solved classes, the sample size (draws before the first
     unsolved class), the estimate and its Wilson interval."""
-    from solver.engines.tasks import wilson
+    from solver.engines.tasks import first_draws, wilson
 
     index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
     won = np.zeros(setups.classes, dtype=bool)
@@ -51,11 +51,7 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
     won[rows] = np.array(table["value"].to_list()) == "win"
     # solved classes that are a prefix of the order: the estimate after each of them
     prefix = int(np.argmin(solved[order])) if not solved[order].all() else len(order)
-    first = np.full(setups.classes, len(draws), dtype=np.int64)
-    by = np.argsort(draws, kind="stable")
-    grouped = draws[by]
-    heads = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]]))
-    first[grouped[heads]] = by[heads]
+    first = first_draws(draws, setups.classes)
     cum = np.concatenate([[0], np.cumsum(won[draws])])
     if prefix == 0:
         return pl.DataFrame(schema={"classes": pl.Int64, "draws": pl.Int64, "share": pl.Float64,

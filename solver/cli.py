@@ -422,8 +422,8 @@ def _wants_sweep(args: argparse.Namespace, game) -> bool:
     the variant has too many setups for the whole graph (:data:`tasks.SWEEP_MIN_ARRANGEMENTS`)."""
     from solver.engines import tasks
 
-    if tasks.sweepable(game) is not None:
-        return False
+    if tasks.sweepable(game) is not None or game.too_big() is not None:
+        return False  # (too big: the whole-graph path refuses it in one line, naming a preset)
     asked = any(getattr(args, k, None) is not None for k in ("jobs", "scheduler", "setup_limit", "batch"))
     return asked or (getattr(game, "num_setups", 0) or 0) > tasks.SWEEP_MIN_ARRANGEMENTS
 

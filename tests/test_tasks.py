@@ -341,3 +341,19 @@ def test_show_and_report_of_a_partial_sweep_say_estimated(capsys, tmp_path, whol
     md = next((tmp_path / "rep").rglob("report.md")).read_text()
     share = setup_summary(whole_33.setups)["shares"]["win"]
     assert "Verdict (exact)" in md and f"{100 * share:.1f}%" in md and "ESTIMATED" not in md
+
+
+def test_status_of_an_unfinished_tiered_solve(capsys, tmp_path):
+    env = {**os.environ, "PYRAMIDS_FAULT": "KILL@tier-solved#3"}
+    proc = subprocess.run([sys.executable, "-m", "solver.cli", "solve", "blam", "--preset", "3x3", "--tiered",
+                           "--workers", "1", "--out", str(tmp_path), "--quiet"], env=env, timeout=300,
+                          capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    code, out, err = run(capsys, "status", "blam", "--preset", "3x3", "--out", str(tmp_path), "--json")
+    s = json.loads(out)
+    assert s["kind"] == "tiered" and not s["complete"]
+    assert s["tiers_solved"] == 3 and s["tiers_discovered"] > 3
+    assert 0 < s["positions_solved"] < s["positions_discovered"]
+    run(capsys, "solve", "blam", "--preset", "3x3", "--out", str(tmp_path), "--quiet")
+    code, out, err = run(capsys, "status", "blam", "--preset", "3x3", "--out", str(tmp_path), "--json")
+    assert json.loads(out)["complete"]

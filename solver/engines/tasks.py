@@ -57,6 +57,7 @@ import solver
 from solver.core.game import Game, NodeKind
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
+from solver.engines.tiered import _atomic_json, _read_json
 from solver.tables import read_parquet, variant_dir, write_parquet
 
 #: the sweep's sub-folder of a variant's table folder
@@ -334,12 +335,7 @@ def plan_order(mult: np.ndarray, seed: int = ORDER_SEED) -> tuple[np.ndarray, np
     rng = np.random.default_rng(seed)
     m = int(min(max(20 * n, 10_000), 20_000_000))
     draws = rng.choice(n, size=m, p=mult / mult.sum()).astype(np.int32)
-    first = np.full(n, m, dtype=np.int64)
-    # the first draw of each class: the head of its group in a stable sort of the draws
-    by = np.argsort(draws, kind="stable")
-    grouped = draws[by]
-    heads = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]]))
-    first[grouped[heads]] = by[heads]
+    first = first_draws(draws, n)
     seen = np.flatnonzero(first < m)
     order_seen = seen[np.argsort(first[seen], kind="stable")]
     unseen = np.flatnonzero(first == m)
@@ -347,6 +343,17 @@ def plan_order(mult: np.ndarray, seed: int = ORDER_SEED) -> tuple[np.ndarray, np
     arrival = rng.exponential(size=len(unseen)) / mult[unseen]
     order = np.concatenate([order_seen, unseen[np.argsort(arrival, kind="stable")]]).astype(np.int64)
     return order, draws
+
+
+def first_draws(draws: np.ndarray, n: int) -> np.ndarray:
+    """The index of each class's first draw (``len(draws)`` for a class never drawn): the head
+    of its group in a stable sort of the draws."""
+    first = np.full(n, len(draws), dtype=np.int64)
+    by = np.argsort(draws, kind="stable")
+    grouped = draws[by]
+    heads = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]]))
+    first[grouped[heads]] = by[heads]
+    return first
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -506,26 +513,6 @@ def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
     if done is None:
         done = pl.DataFrame()
     return SweepState(folder, setups, order, draws, done)
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    import json
-
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _atomic_json(path: Path, data: dict[str, Any]) -> None:
-    import json
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-    os.replace(tmp, path)
 
 
 def _rows_frame(state: SweepState, result: dict[str, Any], position: dict[int, int],

@@ -1,0 +1,265 @@
+"""The MCTS player: UCT with random playouts; chance nodes sampled; secret simultaneous choices by
+decoupled UCT.
+
+Every move runs ``budget`` iterations from the current position, each one: **select** down the
+tree, **expand** one new position, **play out** at random to the end of the game (or for at most
+``playout_moves`` choices, then score the position with the game's evaluation,
+:mod:`solver.players.evals`), and **back up** the result. The tree is built afresh for each move
+(no reuse) and is keyed by the path of actions (no transpositions).
+
+* Decision node: UCB1 over the node's actions, every untried action first (in random order), then
+  the largest ``mean + c * sqrt(ln N / n)``, the mean being the mover's result rescaled to [0, 1]
+  (``c`` = 1.4, about sqrt(2), the textbook constant for [0, 1] rewards). The move played is the
+  most visited action (ties: the better mean, then at random).
+* Chance node: an outcome drawn with the game's probabilities on every visit.
+* Simultaneous node: **decoupled UCT**: each player keeps UCB1 statistics over their own actions at
+  that node and selects among them as if alone; the joint action is the tuple of the players'
+  selections. At the root the choice is a **mixed strategy**: each player's action is drawn from
+  their visit counts (:meth:`MCTSPlayer.strategies` gives those distributions).
+* Results are per player (+1 win, 0 tie, -1 loss; an evaluation in between at a playout's cap),
+  and each node's statistics use the result of the player choosing there, so 3-4 player games
+  work with each seat maximising its own result.
+
+Reproducible: every random choice uses the generator given to the call.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from solver.core.game import Game, NodeKind
+from solver.errors import VariantError
+from solver.players.base import (Action, Player, chance_list, check_decision, float_option, int_option, pick,
+                                 sample_chance, terminal_values)
+from solver.players.evals import evaluation_for
+
+_DECISION, _CHANCE, _SIMULTANEOUS, _TERMINAL = (int(NodeKind.DECISION), int(NodeKind.CHANCE),
+                                                int(NodeKind.SIMULTANEOUS), int(NodeKind.TERMINAL))
+
+
+class _Node:
+    """One position of the search tree (see the module docstring)."""
+
+    __slots__ = ("state", "kind", "player", "actions", "children", "n", "w", "untried", "visits",
+                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values")
+
+    def __init__(self, game: Game, state: Any, rng: np.random.Generator) -> None:
+        self.state = state
+        self.visits = 0
+        kind = int(game.node_kind(state))
+        self.kind = kind
+        self.player = game.to_move(state)
+        if kind == _DECISION:
+            self.actions = game.legal_actions(state)
+            k = len(self.actions)
+            self.children: Any = [None] * k
+            self.n = [0] * k
+            self.w = [0.0] * k
+            self.untried = [int(i) for i in rng.permutation(k)] if k > 1 else [0]
+        elif kind == _CHANCE:
+            self.outcomes = chance_list(game, state)
+            if self.outcomes is not None:
+                total, cum = 0.0, []
+                for _, p in self.outcomes:
+                    total += p
+                    cum.append(total)
+                self.cum = cum
+            self.children = {}
+        elif kind == _SIMULTANEOUS:
+            self.lists = [game.player_actions(state, p) for p in range(game.num_players)]
+            self.pn = [[0] * len(acts) for acts in self.lists]
+            self.pw = [[0.0] * len(acts) for acts in self.lists]
+            self.puntried = [[int(i) for i in rng.permutation(len(acts))] for acts in self.lists]
+            self.children = {}
+        else:
+            self.values = terminal_values(game, state)
+
+
+def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random.Generator) -> int:
+    """The action with the largest UCB1 score (rewards in [-1, 1] rescaled to [0, 1])."""
+    log_total = math.log(max(total, 1))
+    best, best_i = -math.inf, []
+    for i, (ni, wi) in enumerate(zip(n, w)):
+        score = 0.5 * (wi / ni + 1.0) + c * math.sqrt(log_total / ni)
+        if score > best + 1e-12:
+            best, best_i = score, [i]
+        elif score > best - 1e-12:
+            best_i.append(i)
+    return best_i[0] if len(best_i) == 1 else pick(rng, best_i)
+
+
+@dataclass(repr=False)
+class MCTSPlayer(Player):
+    """UCT with ``budget`` playouts per move (default 1000) and exploration constant ``c``
+    (default 1.4); random playouts stop after ``playout_moves`` choices (default 200) and are
+    then scored by the game's evaluation."""
+
+    name = "mcts"
+    budget: int = 1000
+    c: float = 1.4
+    playout_moves: int = 200
+    _evaluate: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        self.budget = int_option(self.name, "budget", self.budget, minimum=1, example=1000, what="playouts per move")
+        self.c = float_option(self.name, "c", self.c, minimum=0.0, example=1.4, what="UCB exploration constant")
+        self.playout_moves = int_option(self.name, "playout_moves", self.playout_moves, minimum=1, example=200,
+                                        what="choices per random playout before the evaluation decides")
+
+    def options(self) -> dict[str, Any]:
+        return {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
+
+    # --- the interface --------------------------------------------------------------------
+    def choose(self, game: Game, state: Any, rng: np.random.Generator) -> Action:
+        check_decision(game, state, self.name)
+        root = self.run(game, state, rng)
+        if len(root.actions) == 1:
+            return root.actions[0]
+        top = max(root.n)
+        best = [i for i, ni in enumerate(root.n) if ni == top]
+        if len(best) > 1:
+            means = {i: root.w[i] / max(1, root.n[i]) for i in best}
+            m = max(means.values())
+            best = [i for i in best if means[i] >= m - 1e-12]
+        return root.actions[pick(rng, best)]
+
+    def choose_joint(self, game: Game, state: Any, rng: np.random.Generator) -> tuple[Action, ...]:
+        mixes = self.strategies(game, state, rng)
+        out = []
+        for acts, probs in mixes:
+            out.append(acts[int(rng.choice(len(acts), p=probs))])
+        return tuple(out)
+
+    def strategies(self, game: Game, state: Any, rng: np.random.Generator) -> list[tuple[list[Action], np.ndarray]]:
+        """At a simultaneous node: after the search, each player's actions and the share of the
+        root's visits each received (the mixed strategy :meth:`choose_joint` draws from)."""
+        if game.node_kind(state) != NodeKind.SIMULTANEOUS:
+            raise VariantError("strategies() is for secret simultaneous choices; use choose() here")
+        root = self.run(game, state, rng)
+        out = []
+        for acts, n in zip(root.lists, root.pn):
+            counts = np.array(n, dtype=np.float64)
+            probs = counts / counts.sum() if counts.sum() > 0 else np.full(len(acts), 1.0 / len(acts))
+            out.append((list(acts), probs))
+        return out
+
+    # --- the search -----------------------------------------------------------------------
+    def run(self, game: Game, state: Any, rng: np.random.Generator) -> _Node:
+        """Build the tree of ``budget`` iterations from ``state``; returns its root."""
+        root = _Node(game, state, rng)
+        if root.kind == _DECISION and len(root.actions) == 1:
+            return root
+        evaluate = self._evaluate or evaluation_for(game)
+        players = game.num_players
+        for _ in range(self.budget):
+            self._iterate(game, root, rng, evaluate, players)
+        return root
+
+    def _iterate(self, game: Game, root: _Node, rng: np.random.Generator, evaluate: Any, players: int) -> None:
+        path: list[tuple[_Node, Any]] = []
+        node = root
+        c = self.c
+        while True:
+            kind = node.kind
+            if kind == _TERMINAL:
+                values = node.values
+                break
+            if kind == _DECISION:
+                if node.untried:
+                    i = node.untried.pop()
+                    child = _Node(game, game.apply(node.state, node.actions[i]), rng)
+                    node.children[i] = child
+                    path.append((node, i))
+                    values = self._playout(game, child, rng, evaluate, players)
+                    path.append((child, None))
+                    break
+                i = _ucb_pick(node.n, node.w, node.visits, c, rng)
+                path.append((node, i))
+                node = node.children[i]
+                continue
+            if kind == _CHANCE:
+                path.append((node, None))
+                if node.outcomes is None:  # outcomes too many to list: sample, then play out
+                    a = sample_chance(game, node.state, rng)
+                    values = self._playout(game, _Node(game, game.apply(node.state, a), rng), rng, evaluate, players)
+                    break
+                j = bisect_right(node.cum, float(rng.random()) * node.cum[-1])
+                j = min(j, len(node.outcomes) - 1)
+                child = node.children.get(j)
+                if child is None:
+                    child = node.children[j] = _Node(game, game.apply(node.state, node.outcomes[j][0]), rng)
+                node = child
+                continue
+            # simultaneous: every player picks by their own UCB statistics
+            picks = []
+            for p in range(len(node.lists)):
+                untried = node.puntried[p]
+                if untried:
+                    picks.append(untried.pop())
+                else:
+                    picks.append(_ucb_pick(node.pn[p], node.pw[p], node.visits, c, rng))
+            key = tuple(picks)
+            path.append((node, key))
+            child = node.children.get(key)
+            if child is None:
+                joint = tuple(acts[i] for acts, i in zip(node.lists, picks))
+                child = node.children[key] = _Node(game, game.apply_joint(node.state, joint), rng)
+                values = self._playout(game, child, rng, evaluate, players)
+                path.append((child, None))
+                break
+            node = child
+        for n, choice in path:
+            n.visits += 1
+            if choice is None:
+                continue
+            if n.kind == _DECISION:
+                n.n[choice] += 1
+                n.w[choice] += values[n.player]
+            else:  # simultaneous
+                for p, i in enumerate(choice):
+                    n.pn[p][i] += 1
+                    n.pw[p][i] += values[p]
+
+    def _playout(self, game: Game, node: _Node, rng: np.random.Generator, evaluate: Any,
+                 players: int) -> tuple[float, ...]:
+        """Random play from ``node`` to the end, or for ``playout_moves`` choices then the
+        evaluation; every player's result."""
+        if node.kind == _TERMINAL:
+            return node.values
+        state = node.state
+        moves = 0
+        node_kind, legal, apply = game.node_kind, game.legal_actions, game.apply
+        while True:
+            kind = node_kind(state)
+            if kind == NodeKind.TERMINAL:
+                return terminal_values(game, state)
+            if moves >= self.playout_moves:
+                return _evaluations(game, state, evaluate, players)
+            if kind == NodeKind.DECISION:
+                acts = legal(state)
+                state = apply(state, acts[int(rng.random() * len(acts))] if len(acts) > 1 else acts[0])
+                moves += 1
+            elif kind == NodeKind.CHANCE:
+                state = apply(state, sample_chance(game, state, rng))
+            else:
+                joint = []
+                for p in range(players):
+                    acts = game.player_actions(state, p)
+                    joint.append(acts[int(rng.random() * len(acts))])
+                state = game.apply_joint(state, tuple(joint))
+                moves += 1
+
+
+def _evaluations(game: Game, state: Any, evaluate: Any, players: int) -> tuple[float, ...]:
+    def clamp(v: float) -> float:
+        return -1.0 if v < -1.0 else 1.0 if v > 1.0 else float(v)
+
+    if players == 2:
+        v = clamp(evaluate(game, state, 0))
+        return (v, -v)
+    return tuple(clamp(evaluate(game, state, p)) for p in range(players))

@@ -1,0 +1,514 @@
+"""Self-play: play games between players, estimate balance with intervals, and calibrate a player
+against an exactly solved table.
+
+* :func:`play_game`: one game; chance nodes drawn with the game's probabilities, a move cap for
+  games that can go on for ever (endless play counts as *unfinished*).
+* :func:`estimate`: many seeded games; the first player's wins, losses, ties and unfinished games
+  with 95% Wilson intervals, game lengths, the commonest openings, the mean margin (scored games)
+  and the speed. Game ``i`` gets its own generator from ``numpy.random.SeedSequence(seed)``
+  spawned children, so the answer does not depend on ``jobs`` (worker processes) or on the order
+  games finish in.
+* :func:`calibrate`: how often a player's moves keep the exact value of the position, from a
+  solved small variant (:func:`solver.api.solve`), ply by ply, next to the exact answer.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import sys
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from solver.core.game import Game, NodeKind, Result
+from solver.engines.tasks import wilson
+from solver.errors import VariantError
+from solver.players.base import Player, sample_chance
+
+#: default move cap of a self-play game (choices: decisions and simultaneous choices; dice rolls
+#: and setups do not count)
+DEFAULT_MAX_MOVES = 500
+_Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One self-play game.
+
+    ``results``: every seat's result, ``None`` when the game hit the move cap (unfinished);
+    ``margin``: seat 0's score minus the best other score (finished scored games, else ``None``);
+    ``plies``: the choices made (decisions and simultaneous choices; chance outcomes are not
+    counted); ``first_move``: the name of the first choice (after any random setup);
+    ``capped``: whether the move cap ended the game.
+    """
+
+    results: tuple[Result, ...] | None
+    margin: int | None
+    plies: int
+    first_move: str | None
+    capped: bool
+
+    @property
+    def first_result(self) -> Result | None:
+        """Seat 0's result (``None``: unfinished)."""
+        return None if self.results is None else self.results[0]
+
+
+def _seat_players(game: Game, players: Player | Sequence[Player]) -> list[Player]:
+    if isinstance(players, Player):
+        return [players] * game.num_players
+    seats = list(players)
+    if len(seats) == 1:
+        return seats * game.num_players
+    if len(seats) == 2 and game.num_players > 2:  # the first seat against the rest
+        return [seats[0]] + [seats[1]] * (game.num_players - 1)
+    if len(seats) != game.num_players:
+        raise VariantError(f"{game.variant.label()} has {game.num_players} seats; give one player per "
+                           f"seat, or one or two players (got {len(seats)})")
+    return seats
+
+
+def play_game(game: Game, players: Player | Sequence[Player], rng: np.random.Generator,
+              max_moves: int = DEFAULT_MAX_MOVES, *,
+              on_decision: Callable[[Any, Any, int], None] | None = None) -> GameRecord:
+    """Play one game from the start and return its :class:`GameRecord`.
+
+    Parameters
+    ----------
+    game : Game
+    players : Player or sequence of Player
+        One per seat (seat 0 moves first unless the game says otherwise); a single player plays
+        every seat; two players in a 3-4 player game: the first takes seat 0, the second the rest.
+    rng : numpy.random.Generator
+        Draws the chance outcomes and every player's random choices.
+    max_moves : int
+        Choices after which the game stops unfinished (endless play).
+    on_decision : callable, optional
+        Called as ``on_decision(state, action, ply)`` before every decision is applied.
+
+    At a secret simultaneous choice each player is asked once (:meth:`Player.choose_joint`)
+    and each seat keeps its own entry of its player's answer.
+    """
+    seats = _seat_players(game, players)
+    state = game.initial_state()
+    plies = 0
+    first: str | None = None
+    while True:
+        kind = game.node_kind(state)
+        if kind == NodeKind.TERMINAL:
+            out = game.outcome(state)
+            return GameRecord(tuple(out.results), out.margin(0), plies, first, False)
+        if kind == NodeKind.CHANCE:
+            state = game.apply(state, sample_chance(game, state, rng))
+            continue
+        if plies >= max_moves:
+            return GameRecord(None, None, plies, first, True)
+        if kind == NodeKind.DECISION:
+            action = seats[game.to_move(state)].choose(game, state, rng)
+            if first is None:
+                first = game.action_name(state, action)
+            if on_decision is not None:
+                on_decision(state, action, plies)
+            state = game.apply(state, action)
+        else:
+            answers: dict[int, tuple] = {}
+            joint = []
+            for p, player in enumerate(seats):
+                if id(player) not in answers:
+                    answers[id(player)] = tuple(player.choose_joint(game, state, rng))
+                joint.append(answers[id(player)][p])
+            if first is None:
+                first = game.joint_name(state, joint)
+            state = game.apply_joint(state, tuple(joint))
+        plies += 1
+
+
+# --- estimates ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Opening:
+    """A first move, how many games opened with it and the first player's win share in them."""
+
+    move: str
+    games: int
+    win_share: float
+
+
+@dataclass
+class Estimate:
+    """Self-play statistics of the first player (seat 0). See :func:`estimate`.
+
+    ``shares`` maps ``win``/``loss``/``tie``/``unfinished`` to ``(share, low, high)`` (95% Wilson
+    interval). ``expected``: the mean result (+1 win, -1 loss, 0 tie or unfinished).
+    ``mean_plies``/``sd_plies``: length of the finished games (``None`` if none finished).
+    ``mean_margin``/``margin_interval``: seat 0's score margin over finished games of a scored
+    game, with a 95% normal interval (``None`` otherwise).
+    """
+
+    game: str
+    player1: str
+    player2: str
+    games: int
+    seed: int
+    max_moves: int
+    wins: int
+    losses: int
+    ties: int
+    unfinished: int
+    shares: dict[str, tuple[float, float, float]]
+    expected: float
+    mean_plies: float | None
+    sd_plies: float | None
+    openings: list[Opening]
+    mean_margin: float | None
+    margin_interval: tuple[float, float] | None
+    seconds: float
+    games_per_second: float
+    records: list[GameRecord] = field(default_factory=list, repr=False)
+
+    def counts(self) -> dict[str, int]:
+        return {"win": self.wins, "loss": self.losses, "tie": self.ties, "unfinished": self.unfinished}
+
+    def to_dict(self, *, records: bool = False) -> dict[str, Any]:
+        """Plain data (JSON-ready); the per-game records only when asked."""
+        d = asdict(self)
+        d["openings"] = [asdict(o) for o in self.openings]
+        if not records:
+            d.pop("records")
+        else:
+            d["records"] = [{"results": None if r.results is None else [int(x) for x in r.results],
+                             "margin": r.margin, "plies": r.plies, "first_move": r.first_move,
+                             "capped": r.capped} for r in self.records]
+        return d
+
+    def summary(self) -> str:
+        """A few readable lines."""
+        def pct(name: str) -> str:
+            s, lo, hi = self.shares[name]
+            return f"{s:.1%} [{lo:.1%}, {hi:.1%}]"
+
+        lines = [f"{self.game}: {self.player1} (first) vs {self.player2}, {self.games} games, seed {self.seed}",
+                 f"first player wins {self.wins} ({pct('win')}), loses {self.losses} ({pct('loss')}), "
+                 f"ties {self.ties} ({pct('tie')}), unfinished {self.unfinished} ({pct('unfinished')}; "
+                 f"cap {self.max_moves} moves)",
+                 f"expected result {self.expected:+.3f}"]
+        if self.mean_plies is not None:
+            lines.append(f"length {self.mean_plies:.1f} plies (sd {self.sd_plies:.1f}) in finished games")
+        if self.mean_margin is not None:
+            iv = self.margin_interval
+            extra = f" [{iv[0]:+.2f}, {iv[1]:+.2f}]" if iv is not None else ""
+            lines.append(f"mean margin {self.mean_margin:+.2f}{extra}")
+        if self.openings:
+            lines.append("openings: " + ", ".join(f"{o.move} x{o.games} (wins {o.win_share:.0%})"
+                                                  for o in self.openings))
+        lines.append(f"{self.games_per_second:.2f} games/s ({self.seconds:.1f} s)")
+        return "\n".join(lines)
+
+
+def _as_player(p: Player | str) -> Player:
+    if isinstance(p, Player):
+        return p
+    from solver.players import make_player
+
+    return make_player(str(p))
+
+
+def _check_counts(games: int, jobs: int, max_moves: int) -> None:
+    from solver.players.base import int_option
+
+    int_option("self-play", "games", games, minimum=1, example=100, what="games to play")
+    int_option("self-play", "jobs", jobs, minimum=1, example=2, what="worker processes")
+    int_option("self-play", "max_moves", max_moves, minimum=1, example=DEFAULT_MAX_MOVES,
+               what="choices before a game counts as unfinished")
+
+
+def _game_spec(game: Game) -> tuple[type, dict[str, str]]:
+    """How a worker rebuilds the game (some games hold caches that do not pickle)."""
+    return (type(game), game.variant.as_text())
+
+
+_WORKER_GAMES: dict[Any, Game] = {}
+
+
+def _rebuild(spec: tuple[type, dict[str, str]]) -> Game:
+    key = (spec[0].__module__, spec[0].__qualname__, tuple(sorted(spec[1].items())))
+    game = _WORKER_GAMES.get(key)
+    if game is None:
+        game = _WORKER_GAMES[key] = spec[0].from_params(spec[1])
+    return game
+
+
+def _play_batch(spec: Any, seats: list[Player], max_moves: int,
+                batch: list[tuple[int, np.random.SeedSequence]]) -> list[tuple[int, GameRecord]]:
+    game = spec if isinstance(spec, Game) else _rebuild(spec)
+    return [(i, play_game(game, seats, np.random.default_rng(ss), max_moves)) for i, ss in batch]
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    try:
+        ctx = multiprocessing.get_context("fork")  # as enumeration does: no re-import of the caller
+    except ValueError:
+        ctx = None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: int = 1,
+              max_moves: int = DEFAULT_MAX_MOVES, progress: bool = False) -> list[GameRecord]:
+    """Play ``games`` seeded games (game ``i`` with the ``i``-th child of ``SeedSequence(seed)``),
+    in ``jobs`` processes; the records in game order."""
+    children = np.random.SeedSequence(seed).spawn(games)
+    todo = list(enumerate(children))
+    records: list[GameRecord | None] = [None] * games
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, desc="self-play", unit="game", file=sys.stderr, leave=False)
+    try:
+        if jobs == 1 or games == 1:
+            for i, ss in todo:
+                records[i] = play_game(game, seats, np.random.default_rng(ss), max_moves)
+                if bar is not None:
+                    bar.update(1)
+        else:
+            size = max(1, min(16, games // (jobs * 4)))
+            batches = [todo[k:k + size] for k in range(0, games, size)]
+            spec = _game_spec(game)
+            with _pool(jobs) as pool:
+                pending = {pool.submit(_play_batch, spec, seats, max_moves, b) for b in batches}
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        for i, rec in fut.result():
+                            records[i] = rec
+                        if bar is not None:
+                            bar.update(len(fut.result()))
+    finally:
+        if bar is not None:
+            bar.close()
+    return [r for r in records if r is not None]
+
+
+def summarise(game: Game, records: list[GameRecord], *, player1: str, player2: str, seed: int,
+              max_moves: int, seconds: float) -> Estimate:
+    """The :class:`Estimate` of a list of game records (seat 0's point of view)."""
+    n = len(records)
+    firsts = [r.first_result for r in records]
+    wins = sum(1 for r in firsts if r == Result.WIN)
+    losses = sum(1 for r in firsts if r == Result.LOSS)
+    ties = sum(1 for r in firsts if r == Result.TIE)
+    unfinished = sum(1 for r in firsts if r is None)
+    shares = {name: (k / n, *wilson(k, n)) for name, k in
+              (("win", wins), ("loss", losses), ("tie", ties), ("unfinished", unfinished))}
+    lengths = np.array([r.plies for r in records if not r.capped], dtype=np.float64)
+    mean_plies = float(lengths.mean()) if len(lengths) else None
+    sd_plies = float(lengths.std(ddof=1)) if len(lengths) > 1 else (0.0 if len(lengths) else None)
+    by_move: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in records:
+        if r.first_move is not None:
+            by_move[r.first_move][0] += 1
+            by_move[r.first_move][1] += r.first_result == Result.WIN
+    top = sorted(by_move.items(), key=lambda kv: (-kv[1][0], kv[0]))[:5]
+    openings = [Opening(m, c, w / c) for m, (c, w) in top]
+    margins = np.array([r.margin for r in records if r.margin is not None], dtype=np.float64)
+    mean_margin = interval = None
+    if game.scored and len(margins):
+        mean_margin = float(margins.mean())
+        if len(margins) > 1:
+            half = _Z95 * float(margins.std(ddof=1)) / math.sqrt(len(margins))
+            interval = (mean_margin - half, mean_margin + half)
+    return Estimate(
+        game=game.variant.label(), player1=player1, player2=player2, games=n, seed=seed,
+        max_moves=max_moves, wins=wins, losses=losses, ties=ties, unfinished=unfinished,
+        shares=shares, expected=(wins - losses) / n, mean_plies=mean_plies, sd_plies=sd_plies,
+        openings=openings, mean_margin=mean_margin, margin_interval=interval, seconds=seconds,
+        games_per_second=n / seconds if seconds > 0 else math.inf, records=records,
+    )
+
+
+def estimate(game: Game, player1: Player | str, player2: Player | str | None = None, *,
+             games: int = 100, seed: int = 0, jobs: int = 1, max_moves: int = DEFAULT_MAX_MOVES,
+             progress: bool = False) -> Estimate:
+    """Play ``games`` self-play games and return the first player's statistics.
+
+    Parameters
+    ----------
+    game : Game
+        Any variant, full size included (nothing is enumerated).
+    player1, player2 : Player or name
+        ``player1`` takes seat 0 (the first player), ``player2`` (default: the same player) the
+        other seat, or every other seat with 3-4 players.
+    games, seed : int
+        Game ``i`` uses the ``i``-th child of ``numpy.random.SeedSequence(seed)`` for the chance
+        outcomes and both players' random choices: the same seed gives the same games.
+    jobs : int
+        Worker processes (the counts do not depend on it).
+    max_moves : int
+        Choices after which a game counts as unfinished (endless play).
+    progress : bool
+        A progress bar on standard error.
+    """
+    _check_counts(games, jobs, max_moves)
+    p1 = _as_player(player1)
+    p2 = p1 if player2 is None else _as_player(player2)
+    seats = _seat_players(game, [p1, p2])
+    t0 = time.perf_counter()
+    records = run_games(game, seats, games=games, seed=seed, jobs=jobs, max_moves=max_moves,
+                        progress=progress)
+    seconds = time.perf_counter() - t0
+    return summarise(game, records, player1=p1.describe(), player2=p2.describe(), seed=seed,
+                     max_moves=max_moves, seconds=seconds)
+
+
+# --- calibration -------------------------------------------------------------------------------
+
+_RANK = {"lose": 0, "draw": 1, "tie": 2, "win": 3}
+_FLIP = {"win": "lose", "lose": "win", "tie": "tie", "draw": "draw"}
+
+
+@dataclass(frozen=True)
+class PlyStat:
+    """Decisions at one ply of the calibration games: how many, how many kept the exact value,
+    how many lost some (blunders)."""
+
+    ply: int
+    moves: int
+    kept: int
+    blunders: int
+
+
+@dataclass
+class Calibration:
+    """How well a player keeps the exact value of the positions it plays (see :func:`calibrate`).
+
+    ``kept``/``moves``: decisions whose move is among the best by exact value (win > tie > draw
+    > lose, remoteness ignored; tables of expected results: within ``tolerance`` of the best
+    expected result); ``share_kept``: ``(share, low, high)`` with a 95% Wilson interval;
+    ``by_ply``: per ply; ``blunder_kinds``: e.g. ``{"win->draw": 3}`` (deterministic tables);
+    ``mean_loss``: the mean drop of the expected result per decision (tables of expected results).
+    ``first_player``: self-play shares of the first player (``win``/``loss``/``tie``/
+    ``unfinished``, each ``(share, low, high)``); ``exact``: the exact answer at the start for the
+    first player (``value``/``remoteness``/``margin``, or ``expected``/``p_win``/``p_loss``);
+    ``exact_win_share``: the first player's winning chance with perfect play by both sides
+    (1 or 0 in deterministic games, the probability with dice, setups or secret choices).
+    """
+
+    game: str
+    player: str
+    games: int
+    seed: int
+    moves: int
+    kept: int
+    share_kept: tuple[float, float, float]
+    blunders: int
+    by_ply: list[PlyStat]
+    blunder_kinds: dict[str, int]
+    mean_loss: float | None
+    first_player: dict[str, tuple[float, float, float]]
+    exact: dict[str, Any]
+    exact_win_share: float | None
+    records: list[GameRecord] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("records")
+        d["by_ply"] = [asdict(p) for p in self.by_ply]
+        return d
+
+    def summary(self) -> str:
+        s, lo, hi = self.share_kept
+        w, wlo, whi = self.first_player["win"]
+        exact = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in self.exact.items())
+        lines = [f"{self.game}: {self.player} in self-play, {self.games} games, seed {self.seed}",
+                 f"moves keeping the exact value: {self.kept}/{self.moves} = {s:.1%} [{lo:.1%}, {hi:.1%}]",
+                 f"blunders: {self.blunders}"]
+        if self.blunder_kinds:
+            lines[-1] += " (" + ", ".join(f"{k} x{v}" for k, v in sorted(self.blunder_kinds.items())) + ")"
+        if self.mean_loss is not None:
+            lines.append(f"mean loss of expected result per move: {self.mean_loss:.4f}")
+        lines.append("by ply: " + ", ".join(f"{p.ply}: {p.kept}/{p.moves}" for p in self.by_ply))
+        lines.append(f"first player wins {w:.1%} [{wlo:.1%}, {whi:.1%}] in self-play; exact: {exact}")
+        return "\n".join(lines)
+
+
+def _exact_start(solution: Any, game: Game) -> tuple[dict[str, Any], float | None]:
+    root = solution.lookup(game.initial_state())
+    flip = root.to_move != 0
+    if root.value is not None:
+        value = _FLIP[root.value] if flip else root.value
+        exact: dict[str, Any] = {"value": value, "remoteness": root.remoteness}
+        if root.margin is not None:
+            exact["margin"] = -root.margin if flip else root.margin
+        return exact, 1.0 if value == "win" else 0.0
+    p_win, p_loss = root.p_win, root.p_loss
+    expected = root.expected
+    if flip:
+        p_win, p_loss, expected = p_loss, p_win, (None if expected is None else -expected)
+    exact = {"expected": expected, "p_win": p_win, "p_loss": p_loss}
+    return exact, p_win
+
+
+def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 20, seed: int = 0,
+              max_moves: int = DEFAULT_MAX_MOVES, tolerance: float = 1e-6) -> Calibration:
+    """Play ``games`` seeded self-play games with ``player`` in every seat and score each of its
+    decisions against the exact table ``solution`` of the same variant (:func:`solver.api.solve`).
+
+    A decision *keeps the value* when its move is among the best moves by exact value: win >
+    tie > draw > lose for the mover (remoteness ignored); in tables of expected results (dice,
+    secret choices) when its expected result is within ``tolerance`` of the best move's. A move
+    that does not is a blunder. Random setups and dice are drawn as in :func:`play_game`; secret
+    simultaneous choices are played but not scored (they are mixed strategies, not moves). Two
+    players only (3-4 player tables answer per-seat coalition questions, not the players' own).
+    """
+    _check_counts(games, 1, max_moves)
+    me = _as_player(player)
+    if solution.game.variant != game.variant:
+        raise VariantError(f"the table is of {solution.game.variant.label()}, not {game.variant.label()}; "
+                           "solve this variant and pass its solution")
+    if game.num_players != 2 or getattr(solution, "paranoid", False):
+        raise VariantError(f"calibration needs a two-player table; {game.variant.label()} has "
+                           f"{game.num_players} players: use --set players=2")
+    stats: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    kinds: Counter[str] = Counter()
+    losses: list[float] = []
+
+    def judge(state: Any, action: Any, ply: int) -> None:
+        moves = solution.moves(state)
+        name = game.action_name(state, action)
+        chosen = next(m for m in moves if m.move == name)
+        row = stats[ply]
+        row[0] += 1
+        if chosen.value is None or any(m.value is None for m in moves):
+            best = max(float(m.expected) for m in moves)
+            loss = best - float(chosen.expected)
+            losses.append(max(0.0, loss))
+            keep = loss <= tolerance
+        else:
+            best_name = max((m.value for m in moves), key=lambda v: _RANK[v])
+            keep = _RANK[chosen.value] == _RANK[best_name]
+            if not keep:
+                kinds[f"{best_name}->{chosen.value}"] += 1
+        row[1 if keep else 2] += 1
+
+    children = np.random.SeedSequence(seed).spawn(games)
+    records = [play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge) for ss in children]
+    moves = sum(r[0] for r in stats.values())
+    kept = sum(r[1] for r in stats.values())
+    blunders = sum(r[2] for r in stats.values())
+    firsts = [r.first_result for r in records]
+    first_player = {name: (k / games, *wilson(k, games)) for name, k in (
+        ("win", sum(1 for r in firsts if r == Result.WIN)), ("loss", sum(1 for r in firsts if r == Result.LOSS)),
+        ("tie", sum(1 for r in firsts if r == Result.TIE)), ("unfinished", sum(1 for r in firsts if r is None)))}
+    exact, exact_win = _exact_start(solution, game)
+    return Calibration(
+        game=game.variant.label(), player=me.describe(), games=games, seed=seed, moves=moves, kept=kept,
+        share_kept=(kept / moves if moves else float("nan"), *wilson(kept, moves)), blunders=blunders,
+        by_ply=[PlyStat(p, *stats[p]) for p in sorted(stats)], blunder_kinds=dict(kinds),
+        mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
+        exact=exact, exact_win_share=exact_win, records=records,
+    )
