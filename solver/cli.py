@@ -156,6 +156,28 @@ def build_parser() -> argparse.ArgumentParser:
     _variant_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = sub.add_parser("estimate", help="ESTIMATED balance by self-play (any size, full-size games "
+                                        "included): the first player's results with 95%% intervals")
+    _game_args(p)
+    _player_args(p)
+    p.add_argument("--games", type=int, default=200, help="self-play games (default %(default)s)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="worker processes (the results do not depend on it; default %(default)s)")
+    p.add_argument("--reports", type=_folder, default=Path("reports"),
+                   help="root folder of the reports (default: reports/)")
+    p.add_argument("--no-report", action="store_true", help="print the summary only")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("calibrate", help="a player's strength against an exactly solved variant: how "
+                                         "often its moves keep the exact value")
+    _variant_args(p)
+    _player_args(p)
+    p.add_argument("--games", type=int, default=20, help="self-play games (default %(default)s)")
+    p.add_argument("--reports", type=_folder, default=Path("reports"),
+                   help="where the calibration is kept for estimate reports to quote "
+                        "(<reports>/<game>/calibrations/; default: reports/)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
     p = sub.add_parser("show", help="a position's value and every move's value, best first")
     _variant_args(p)
     p.add_argument("--moves", default="", help='moves from the start, space-separated, e.g. "AL@a1 BL@c3" '
@@ -195,6 +217,41 @@ def build_parser() -> argparse.ArgumentParser:
                    help="root folder of the reports (default: reports/)")
     _exact_limit_arg(p)
     return parser
+
+
+def _player_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--player", default="greedy",
+                   help="both seats' player: random, greedy, alphabeta, mcts (default %(default)s: "
+                        "the fastest that looks ahead; mcts is the strongest but slow at full size)")
+    p.add_argument("--player1", default=None, help="the first seat's player (default --player)")
+    p.add_argument("--player2", default=None, help="the other seats' player (default --player)")
+    p.add_argument("--budget", type=int, default=None, help="mcts: playouts per move (default 1000)")
+    p.add_argument("--depth", type=int, default=None, help="alphabeta: search depth (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the games (default %(default)s)")
+    p.add_argument("--max-moves", type=int, default=500, metavar="N",
+                   help="a game still running after N choices counts as unfinished (default %(default)s)")
+
+
+def _players_of(args: argparse.Namespace):
+    """The two players the options name (``--budget`` goes to mcts, ``--depth`` to alphabeta;
+    an option no chosen player takes is refused in one line)."""
+    from solver.errors import VariantError
+    from solver.players import make_player, player_names, player_options
+
+    names = [args.player1 or args.player, args.player2 or args.player]
+    for n in names:
+        if n not in player_names():
+            raise VariantError(f"unknown player {n!r}; players: {', '.join(player_names())}")
+    given = {"budget": args.budget, "depth": args.depth}
+    for opt, v in given.items():
+        if v is not None and not any(opt in player_options(n) for n in names):
+            takes = [n for n in player_names() if opt in player_options(n)]
+            raise VariantError(f"--{opt} is an option of {', '.join(takes)}; the players here are "
+                               f"{' and '.join(sorted(set(names)))}")
+    if args.max_moves < 1:
+        raise VariantError(f"--max-moves {args.max_moves} must be at least 1")
+    return [make_player(n, **{k: v for k, v in given.items() if v is not None and k in player_options(n)})
+            for n in names]
 
 
 def _exact_limit_arg(p: argparse.ArgumentParser) -> None:
@@ -538,6 +595,82 @@ def cmd_status(args: argparse.Namespace) -> int:
             out.update({"kind": None, "complete": False})
             text = f"{game.variant.label()}\n  not started    solve it with `pyramids solve`"
     print(json.dumps(out) if args.json else text)
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from solver.errors import VariantError
+    from solver.players.selfplay import estimate
+
+    game = _game(args)
+    p1, p2 = _players_of(args)
+    if args.games < 1:
+        raise VariantError(f"--games {args.games} must be at least 1")
+    if args.jobs < 1:
+        raise VariantError(f"--jobs {args.jobs} must be at least 1")
+    est = estimate(game, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
+                   progress=sys.stderr.isatty())
+    report = None
+    if not args.no_report:
+        from analysis.estimate_report import estimate_dir, write_estimate_report
+
+        report = write_estimate_report(game, est, estimate_dir(args.reports, game, est), command=_command(args),
+                                       reports=args.reports)
+    d = est.to_dict()
+    d.update({"label": game.variant.label(), "variant": game.variant.as_text(), "estimated": True,
+              "report": None if report is None else str(report)})
+    if args.json:
+        print(json.dumps(d))
+        return 0
+    seat = game.seat_names[0] if getattr(game, "seat_names", None) else "player 1"
+    lines = [f"{game.variant.label()}: ESTIMATED by self-play ({est.games:,} games, {est.player1} vs "
+             f"{est.player2}, seed {est.seed}; {est.games_per_second:.2f} games/s)"]
+    for k, label in (("win", "wins"), ("loss", "loses"), ("tie", "ties"), ("unfinished", "unfinished")):
+        share, lo, hi = est.shares[k]
+        if k in ("win", "loss") or est.counts()[k]:
+            lines.append(f"  {seat} (first) {label:10} {share:6.1%}  95% interval [{lo:.1%}, {hi:.1%}]"
+                         + (f" (cap {est.max_moves} choices)" if k == "unfinished" else ""))
+    if est.mean_plies is not None:
+        lines.append(f"  game length    {est.mean_plies:.1f} plies on average (sd {est.sd_plies:.1f})")
+    if est.mean_margin is not None and est.margin_interval is not None:
+        lo, hi = est.margin_interval
+        lines.append(f"  score margin   {est.mean_margin:+.2f} for {seat} [{lo:+.2f}, {hi:+.2f}]")
+    if est.openings:
+        lines.append("  openings       " + ", ".join(
+            f"{o.move} x{o.games} (wins {o.win_share:.0%})" for o in est.openings[:5]))
+    if report is not None:
+        lines.append(f"  report         {report}")
+    print("\n".join(lines))
+    return 0
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that made a result (for reports)."""
+    import shlex
+
+    return "pyramids " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "pyramids"
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from solver.errors import VariantError
+    from solver.players.selfplay import calibrate
+
+    game = _game(args)
+    p1, _ = _players_of(args)
+    if args.games < 1:
+        raise VariantError(f"--games {args.games} must be at least 1")
+    sol = _solution(args, game)
+    cal = calibrate(game, p1, sol, games=args.games, seed=args.seed, max_moves=args.max_moves)
+    from analysis.estimate_report import calibration_path
+
+    path = calibration_path(args.reports, game, cal.player)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**cal.to_dict(), "label": game.variant.label(), "command": _command(args)},
+                               indent=1, sort_keys=True))
+    if args.json:
+        print(json.dumps({**cal.to_dict(), "label": game.variant.label(), "variant": game.variant.as_text()}))
+    else:
+        print(cal.summary())
     return 0
 
 
@@ -1058,6 +1191,8 @@ COMMANDS = {
     "serve": cmd_serve,
     "solve": cmd_solve,
     "status": cmd_status,
+    "estimate": cmd_estimate,
+    "calibrate": cmd_calibrate,
     "show": cmd_show,
     "play": cmd_play,
     "report": cmd_report,

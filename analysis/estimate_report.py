@@ -1,0 +1,143 @@
+"""The report of a self-play estimate (:func:`solver.players.selfplay.estimate`): every number in
+it is **estimated** (a sample of self-play games, with 95% intervals) and says so; the
+calibration of the player on an exactly solved preset is quoted when one is on file
+(``pyramids calibrate`` writes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis import plots
+from analysis.report import Document, Section, save_document
+from solver.core.game import Result
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+=-]+", "-", text).strip("-")[:40]
+
+
+def estimate_dir(reports: Path, game: Any, est: Any) -> Path:
+    """``<reports>/<game>/estimate-<player1>-vs-<player2>-<hash>/``: the hash covers the variant,
+    the players with their options, the number of games, the seed and the move cap."""
+    ident = json.dumps([game.variant.as_text(), est.player1, est.player2, est.games, est.seed, est.max_moves],
+                       sort_keys=True)
+    h = hashlib.sha1(ident.encode()).hexdigest()[:6]
+    name = f"estimate-{_safe(est.player1.split('(')[0])}-vs-{_safe(est.player2.split('(')[0])}-{h}"
+    return Path(reports) / game.name / name
+
+
+def calibration_path(reports: Path, game: Any, player: str) -> Path:
+    """Where ``pyramids calibrate`` keeps a player's calibration on ``game``'s exact presets."""
+    return Path(reports) / game.name / "calibrations" / f"{_safe(player)}.json"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dict[str, Any] | None) -> Document:
+    from solver.engines.tasks import wilson
+
+    seats = tuple(getattr(game, "seat_names", None) or ("player 1", "player 2"))
+    first = seats[0]
+    label = game.variant.label()
+    doc = Document(
+        f"Balance estimate (ESTIMATED, self-play): {label}",
+        f"{getattr(game, 'title', '') or game.name}. **Estimated** by self-play, not solved: {est.games:,} "
+        f"games of {est.player1} (first seat) against {est.player2}, seed {est.seed}, at most "
+        f"{est.max_moves} choices a game. Every share below is a sample estimate with its 95% "
+        f"interval (Wilson); it describes these players, and perfect play only as far as the "
+        f"players are strong (see the calibration). Made with `{command}`.")
+    sh = est.shares
+    w, wlo, whi = sh["win"]
+    l, llo, lhi = sh["loss"]
+    sec = Section("Verdict (estimated)",
+                  f"**Estimated**: {first} (moves first) wins {_pct(w)} of the games, 95% interval "
+                  f"[{_pct(wlo)}, {_pct(whi)}]; loses {_pct(l)} [{_pct(llo)}, {_pct(lhi)}].")
+    rows = []
+    for k, name in (("win", f"{first} wins"), ("loss", f"{seats[1] if len(seats) > 1 else 'other'} wins"),
+                    ("tie", "tie"), ("unfinished", f"unfinished (move cap {est.max_moves})")):
+        s, lo, hi = sh[k]
+        rows.append([name, est.counts()[k], _pct(s), f"[{_pct(lo)}, {_pct(hi)}]"])
+    sec.table(["result", "games", "estimated share", "95% interval"], rows)
+    if est.mean_margin is not None and est.margin_interval is not None:
+        lo, hi = est.margin_interval
+        sec.note(f"Estimated score margin of {first}: {est.mean_margin:+.2f}, 95% interval [{lo:+.2f}, {hi:+.2f}].")
+    doc.sections.append(sec)
+
+    records = est.records
+    if len(records) >= 2:
+        won = np.array([r.first_result == Result.WIN for r in records], dtype=float)
+        n = np.arange(1, len(won) + 1)
+        cum = np.cumsum(won)
+        bands = np.array([wilson(int(c), int(k)) for c, k in zip(cum, n)])
+        sec = Section("How the interval narrows",
+                      f"{first}'s win share after each number of games, with its 95% interval: the "
+                      "width falls like one over the square root of the games.")
+
+        def draw(ax):
+            ax.fill_between(n, bands[:, 0], bands[:, 1], alpha=0.3, color=plots.VALUE_COLOURS["win"],
+                            label="95% interval (Wilson)")
+            ax.plot(n, cum / n, color=plots.VALUE_COLOURS["win"], label="estimate")
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1)
+            ax.legend(loc="lower right", fontsize=8)
+            return plots._finish(ax, f"Estimated share of games {first} wins", "games played",
+                                 "share of games")
+
+        doc.new_figure("estimate_narrowing", draw)
+        sec.figure("estimate_narrowing", "The estimate and its 95% interval as games are added.")
+        sec.note(f"Interval width after {len(won):,} games: {100 * (whi - wlo):.1f} points.")
+        doc.sections.append(sec)
+
+    sec = Section("Game length and openings (estimated)",
+                  (f"Finished games last {est.mean_plies:.1f} choices on average (sd {est.sd_plies:.1f})."
+                   if est.mean_plies is not None else "No game finished within the move cap."))
+    if est.openings:
+        sec.table(["first move", "games", f"{first} wins in them"],
+                  [[o.move, o.games, _pct(o.win_share)] for o in est.openings])
+    doc.sections.append(sec)
+
+    cal = Section("Strength of the player (calibration)", "")
+    if calibration is None:
+        cal.reading = (f"No calibration of {est.player1} is on file: `pyramids calibrate {game.name} --preset "
+                       f"<an exactly solved preset> --player ...` measures how often its moves keep the exact "
+                       "value on a small board.")
+    else:
+        s, lo, hi = calibration["share_kept"]
+        cal.reading = (f"On {calibration['label']} (solved exactly), {calibration['player']} kept the exact "
+                       f"value with {_pct(s)} of its moves [{_pct(lo)}, {_pct(hi)}] over {calibration['games']} "
+                       f"self-play games ({calibration['blunders']} blunders of {calibration['moves']} moves).")
+    doc.sections.append(cal)
+    sec = Section("Words used", "")
+    sec.terms([("estimated", "from a sample of self-play games, with a 95% interval; not exact."),
+               ("exact", "from a solved table (none in this report but the calibration's reference)."),
+               ("Wilson interval", "a 95% confidence interval for a proportion, reliable for small samples.")])
+    doc.sections.append(sec)
+    return doc
+
+
+def write_estimate_report(game: Any, est: Any, out_dir: Path, *, command: str,
+                          reports: Path | None = None) -> Path:
+    """Write the estimate's report into ``out_dir`` (and ``estimate.json`` with its numbers)."""
+    out_dir = Path(out_dir)
+    cal = None
+    path = calibration_path(reports or out_dir.parent.parent, game, est.player1)
+    if path.exists():
+        try:
+            cal = json.loads(path.read_text())
+        except ValueError:
+            cal = None
+    doc = build_estimate_report(game, est, command=command, calibration=cal)
+    md = save_document(doc, out_dir)
+    data = {**est.to_dict(), "label": game.variant.label(), "variant": game.variant.as_text(),
+            "estimated": True, "command": command}
+    (out_dir / "estimate.json").write_text(json.dumps(data, indent=1, sort_keys=True))
+    return md

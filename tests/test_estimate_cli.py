@@ -1,0 +1,62 @@
+"""`pyramids estimate` and `pyramids calibrate`: self-play results marked ESTIMATED with intervals,
+reproducible with --seed whatever --jobs, the calibration quoted by the estimate report, and one
+line for every bad option."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.clirun import run
+
+BLAM = ["blam", "--preset", "3x3"]
+
+
+def test_estimate_is_reproducible_and_marked_estimated(capsys, tmp_path):
+    args = ["estimate", *BLAM, "--player", "greedy", "--games", "60", "--seed", "3", "--reports", str(tmp_path)]
+    code, out, err = run(capsys, *args, "--jobs", "1", "--json")
+    assert code == 0, err
+    one = json.loads(out)
+    code, out, err = run(capsys, *args, "--jobs", "2", "--json")
+    two = json.loads(out)
+    assert one["estimated"] is True
+    for k in ("wins", "losses", "ties", "unfinished", "mean_plies", "openings"):
+        assert one[k] == two[k]
+    assert one["wins"] + one["losses"] + one["ties"] + one["unfinished"] == 60
+    share, lo, hi = one["shares"]["win"]
+    assert share == pytest.approx(one["wins"] / 60) and lo <= share <= hi
+    md = open(one["report"]).read()
+    assert "ESTIMATED" in md and "95% interval" in md and "No calibration" in md
+
+
+def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
+    code, out, err = run(capsys, "calibrate", *BLAM, "--out", str(tmp_path / "tables"), "--player", "greedy",
+                         "--games", "5", "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    cal = json.loads(out)
+    assert 0 <= cal["kept"] <= cal["moves"] and cal["exact"]["value"] == "win"
+    code, out, err = run(capsys, "estimate", *BLAM, "--player", "greedy", "--games", "20",
+                         "--reports", str(tmp_path), "--json")
+    md = open(json.loads(out)["report"]).read()
+    assert "kept the exact value" in md and f"{cal['moves']} moves" in md
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--player", "nobody"], "unknown player"),
+    (["--player", "greedy", "--budget", "10"], "--budget is an option of mcts"),
+    (["--player", "mcts", "--budget", "0"], "budget must be at least 1"),
+    (["--games", "0"], "--games 0"),
+    (["--games", "-5"], "--games -5"),
+    (["--jobs", "0"], "--jobs 0"),
+])
+def test_bad_estimate_options_are_one_line(capsys, tmp_path, extra, words):
+    code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2 and len(lines) == 1 and words in lines[0], err
+
+
+def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):
+    code, out, err = run(capsys, "estimate", "petal", "--preset", "6", "--player", "alphabeta", "--games", "1",
+                         "--reports", str(tmp_path))
+    assert code == 2 and "mcts" in err and "random" in err
