@@ -61,8 +61,11 @@ _CHANCE_CACHE: "weakref.WeakKeyDictionary[Game, dict[Any, list[tuple[Action, flo
 def chance_list(game: Game, state: Any) -> list[tuple[Action, float]] | None:
     """The chance outcomes of ``state`` with float probabilities, or ``None`` when the game
     refuses to list them (too many, e.g. every setup of the full-size Greener board)."""
-    cache = _CHANCE_CACHE.setdefault(game, {})
-    got = cache.get(state)
+    try:
+        cache = _CHANCE_CACHE.setdefault(game, {})
+        got = cache.get(state)
+    except TypeError:  # a plug-in game (or state) that cannot be a dictionary key: no cache
+        cache, got = {}, None
     if got is not None:
         return got
     try:
