@@ -216,6 +216,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
     _exact_limit_arg(p)
+    est = p.add_argument_group("estimated sweeps", "--estimate compares the variants by self-play "
+                               "(full-size boards) instead of solving them")
+    est.add_argument("--estimate", action="store_true",
+                     help="estimate each variant by self-play (ESTIMATED, with 95%% intervals)")
+    est.add_argument("--games", type=int, default=200, help="self-play games per variant (default %(default)s)")
+    est.add_argument("--jobs", type=int, default=1, metavar="N", help="worker processes (default %(default)s)")
+    _player_args(est)
     return parser
 
 
@@ -1171,6 +1178,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             raise VariantError(f"--vary {name}= needs at least one value, e.g. --vary {name}=1,2")
         vary[name] = vals
         fixed.pop(name, None)
+    if args.estimate:
+        return _tune_estimate(args, fixed, vary)
     notes: list[str] = []
     try:
         path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
@@ -1182,6 +1191,35 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(one_line(f"note: {note}"), file=sys.stderr)
     print(format_table(table))
     print(f"report written: {path}")
+    return 0
+
+
+def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[str, list[str]]) -> int:
+    """``tune --estimate``: every combination estimated by self-play, side by side (all estimated)."""
+    import itertools
+
+    from analysis.estimate_report import write_estimate_sweep
+    from solver.errors import VariantError
+    from solver.games import make_game
+    from solver.players.selfplay import estimate
+
+    if args.games < 1:
+        raise VariantError(f"--games {args.games} must be at least 1")
+    if args.jobs < 1:
+        raise VariantError(f"--jobs {args.jobs} must be at least 1")
+    p1, p2 = _players_of(args)
+    names = list(vary)
+    games = [make_game(args.game, {**fixed, **dict(zip(names, combo))})
+             for combo in itertools.product(*(vary[n] for n in names))]
+    results = []
+    for g in games:
+        if sys.stderr.isatty():
+            print(f"estimating {g.variant.label()}", file=sys.stderr)
+        results.append((g, estimate(g, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs,
+                                    max_moves=args.max_moves)))
+    path, table = write_estimate_sweep(args.game, names, results, args.reports, command=_command(args))
+    print(table)
+    print(f"report written: {path} (ESTIMATED by self-play)")
     return 0
 
 

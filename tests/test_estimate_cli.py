@@ -60,3 +60,19 @@ def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_pat
     code, out, err = run(capsys, "estimate", "petal", "--preset", "6", "--player", "alphabeta", "--games", "1",
                          "--reports", str(tmp_path))
     assert code == 2 and "mcts" in err and "random" in err
+
+
+def test_tune_estimate_compares_variants_by_self_play(capsys, tmp_path):
+    code, out, err = run(capsys, "tune", "greener", "--vary", "tiebreak=tallest,none", "--estimate", "--games", "40",
+                         "--player", "random", "--seed", "2", "--reports", str(tmp_path))
+    assert code == 0, err
+    assert "ESTIMATED" in out
+    md = next(tmp_path.rglob("tune-estimate-*/report.md")).read_text()
+    assert "ESTIMATED" in md and "95%" in md
+    # each row is the same estimate `pyramids estimate` gives for that variant and seed
+    for tb in ("tallest", "none"):
+        code, o, e = run(capsys, "estimate", "greener", "--set", f"tiebreak={tb}", "--games", "40", "--player",
+                         "random", "--seed", "2", "--no-report", "--json")
+        share = json.loads(o)["shares"]["win"][0]
+        line = next(ln for ln in out.splitlines() if ln.startswith(tb))
+        assert f"{100 * share:.1f}%" in line
