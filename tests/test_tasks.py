@@ -225,7 +225,8 @@ def test_killed_worker_task_is_retried_nothing_lost_or_doubled(tmp_path, monkeyp
     try:
         res = tasks.sweep_setups(game, out=tmp_path / "sweep", cluster=c, batch=2)
         assert marker.exists()  # the fault fired: a worker died mid-task
-        assert c.workers == 2  # and its nanny restarted it
+        c.client.wait_for_workers(2, timeout=60)  # and its nanny restarts it
+        assert c.workers == 2
     finally:
         c.close()
     assert res.solved_now == tasks.setup_classes(game).classes
