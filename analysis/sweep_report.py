@@ -19,7 +19,7 @@ from analysis import plots
 from analysis.metrics import setup_summary
 from analysis.report import Document, Section, save_document
 
-VALUES = ("win", "lose", "tie", "draw")
+from solver.engines.tasks import VALUES
 
 
 def _pct(x: float | None) -> str:
@@ -43,12 +43,9 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
     unsolved class), the estimate and its Wilson interval."""
     from solver.engines.tasks import first_draws, wilson
 
-    index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
-    won = np.zeros(setups.classes, dtype=bool)
-    solved = np.zeros(setups.classes, dtype=bool)
-    rows = [index[int(k)] for k in table["key"].to_list()]
-    solved[rows] = True
-    won[rows] = np.array(table["value"].to_list()) == "win"
+    codes = setups.codes_of(table)
+    solved = codes >= 0
+    won = codes == VALUES.index("win")
     # solved classes that are a prefix of the order: the estimate after each of them
     prefix = int(np.argmin(solved[order])) if not solved[order].all() else len(order)
     first = first_draws(draws, setups.classes)
@@ -167,8 +164,6 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
                   f"{second} {counts['lose']:,}, {counts['tie']:,} are tied"
                   + (f" and {counts['draw']:,} drawn" if counts["draw"] else "")
                   + ". The first ones in the sweep's order (a weighted random order):")
-    cols = ["order", "layout", "multiplicity", "value", "remoteness"] + (["margin"] if "margin" in t.columns else []) \
-        + ["positions", "seconds"]
     rows = []
     for r in t.head(20).iter_rows(named=True):
         value = {"win": f"{first} wins", "lose": f"{second} wins"}.get(r["value"], r["value"])

@@ -257,6 +257,10 @@ def _players_of(args: argparse.Namespace):
                                f"{' and '.join(sorted(set(names)))}")
     if args.max_moves < 1:
         raise VariantError(f"--max-moves {args.max_moves} must be at least 1")
+    if args.games < 1:
+        raise VariantError(f"--games {args.games} must be at least 1")
+    if getattr(args, "jobs", 1) < 1:
+        raise VariantError(f"--jobs {args.jobs} must be at least 1")
     return [make_player(n, **{k: v for k, v in given.items() if v is not None and k in player_options(n)})
             for n in names]
 
@@ -606,15 +610,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from solver.errors import VariantError
     from solver.players.selfplay import estimate
 
     game = _game(args)
     p1, p2 = _players_of(args)
-    if args.games < 1:
-        raise VariantError(f"--games {args.games} must be at least 1")
-    if args.jobs < 1:
-        raise VariantError(f"--jobs {args.jobs} must be at least 1")
     est = estimate(game, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
                    progress=sys.stderr.isatty())
     report = None
@@ -659,13 +658,10 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from solver.errors import VariantError
     from solver.players.selfplay import calibrate
 
     game = _game(args)
     p1, _ = _players_of(args)
-    if args.games < 1:
-        raise VariantError(f"--games {args.games} must be at least 1")
     sol = _solution(args, game)
     cal = calibrate(game, p1, sol, games=args.games, seed=args.seed, max_moves=args.max_moves)
     from analysis.estimate_report import calibration_path
@@ -851,6 +847,8 @@ def _sweep_only(args: argparse.Namespace, game):
 
 
 def _show_sweep(args: argparse.Namespace, game, table, meta) -> int:
+    import polars as pl
+
     from solver.errors import TableError
 
     moves = split_moves(args.moves)
@@ -865,7 +863,7 @@ def _show_sweep(args: argparse.Namespace, game, table, meta) -> int:
         return 0
     state = game.play(moves[:1])
     key = game.encode(game.canonical(state) if not args.no_symmetry else state)
-    row = table.filter(pl_col("key") == key)
+    row = table.filter(pl.col("key") == key)
     if len(moves) > 1 or row.height == 0:
         why = ("this setup is not solved yet" if row.height == 0 and len(moves) == 1
                else "the sweep stores each setup's value, not the positions after it")
@@ -884,12 +882,6 @@ def _show_sweep(args: argparse.Namespace, game, table, meta) -> int:
         print(f"{game.render(state)}\nsetup {r['layout']} (one of {r['multiplicity']} arrangements): "
               f"{r['value']} for {seat} (moves first) in {r['remoteness']} plies{margin}")
     return 0
-
-
-def pl_col(name: str):
-    import polars as pl
-
-    return pl.col(name)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -1199,14 +1191,9 @@ def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[s
     import itertools
 
     from analysis.estimate_report import write_estimate_sweep
-    from solver.errors import VariantError
     from solver.games import make_game
     from solver.players.selfplay import estimate
 
-    if args.games < 1:
-        raise VariantError(f"--games {args.games} must be at least 1")
-    if args.jobs < 1:
-        raise VariantError(f"--jobs {args.jobs} must be at least 1")
     p1, p2 = _players_of(args)
     names = list(vary)
     games = [make_game(args.game, {**fixed, **dict(zip(names, combo))})

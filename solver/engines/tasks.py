@@ -54,6 +54,7 @@ import numpy as np
 import polars as pl
 
 import solver
+from solver.core.arrays import lookup_sorted
 from solver.core.game import Game, NodeKind
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
@@ -80,6 +81,8 @@ MERGE_PARTS = 200
 #: seconds to wait for a scheduler before giving up with one line
 CONNECT_TIMEOUT = 5.0
 Z95 = 1.959963984540054
+#: the values of a setups table, in the order of :meth:`Setups.codes_of`
+VALUES = ("win", "lose", "tie", "draw")
 
 
 # --- games on workers ------------------------------------------------------------------------
@@ -278,6 +281,10 @@ class Setups:
     probs: np.ndarray  # float64, exactly as the whole-graph solve stores them
     root_player: int
     to_move: np.ndarray  # int8, who moves first in each setup
+    _by_key: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_key = np.argsort(self.keys, kind="stable")
 
     @property
     def classes(self) -> int:
@@ -286,6 +293,18 @@ class Setups:
     @property
     def arrangements(self) -> int:
         return int(self.mult.sum())
+
+    def rows_of(self, keys: Any) -> np.ndarray:
+        """The class index of each of ``keys`` (start keys of this variant's setups)."""
+        return self._by_key[lookup_sorted(self.keys[self._by_key], np.asarray(keys, dtype=np.uint64))]
+
+    def codes_of(self, table: pl.DataFrame) -> np.ndarray:
+        """Per class, the code of its value in ``table`` (first player's view; index into
+        :data:`VALUES`), -1 for a class the table does not hold."""
+        codes = np.full(self.classes, -1, dtype=np.int8)
+        code = {v: i for i, v in enumerate(VALUES)}
+        codes[self.rows_of(table["key"].to_numpy())] = [code[v] for v in table["value"].to_list()]
+        return codes
 
 
 def sweepable(game: Game) -> str | None:
@@ -370,24 +389,19 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 def sample_estimate(table: pl.DataFrame, setups: Setups, draws: np.ndarray) -> dict[str, Any]:
     """The first player's shares estimated from the draws whose setups are all solved: counts,
     shares with 95% Wilson intervals, expected result and margin with normal intervals."""
-    index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
-    value_of = np.full(setups.classes, -1, dtype=np.int8)
-    names = ("win", "lose", "tie", "draw")
-    code = {v: i for i, v in enumerate(names)}
-    rows = [index[int(k)] for k in table["key"].to_list()]
-    value_of[rows] = [code[v] for v in table["value"].to_list()]
+    value_of = setups.codes_of(table)
     margin_of = None
     if "margin" in table.columns:
         margin_of = np.zeros(setups.classes, dtype=np.float64)
-        margin_of[rows] = table["margin"].to_numpy()
+        margin_of[setups.rows_of(table["key"].to_numpy())] = table["margin"].to_numpy()
     undone = value_of[draws] < 0
     n = int(np.argmax(undone)) if undone.any() else len(draws)
     sample = value_of[draws[:n]]
-    counts = {v: int((sample == code[v]).sum()) for v in names}
+    counts = {v: int((sample == i).sum()) for i, v in enumerate(VALUES)}
     out: dict[str, Any] = {"draws": n, "counts": counts,
                            "classes_in_sample": int(len(np.unique(draws[:n]))) if n else 0}
-    out["shares"] = {v: (counts[v] / n if n else None) for v in names}
-    out["intervals"] = {v: list(wilson(counts[v], n)) for v in names}
+    out["shares"] = {v: (counts[v] / n if n else None) for v in VALUES}
+    out["intervals"] = {v: list(wilson(counts[v], n)) for v in VALUES}
     if n:
         score = np.array([1.0, -1.0, 0.0, 0.0])[sample]
         out["expected"] = float(score.mean())
@@ -450,22 +464,16 @@ class SweepState:
     draws: np.ndarray
     done: pl.DataFrame  # finished setups (one row per key)
 
-    @property
-    def classes_done(self) -> int:
-        return self.done.height
-
-    @property
-    def complete(self) -> bool:
-        return self.done.height == self.setups.classes
-
 
 #: columns of a finished setup beyond the setups table's own
 EXTRA_COLUMNS = {"order": pl.Int64, "positions": pl.Int64, "seconds": pl.Float64, "batch": pl.Int32}
 
 
-def _read_parts(parts: Path) -> pl.DataFrame | None:
+def _read_parts(parts: Path, files: list[Path] | None = None) -> pl.DataFrame:
+    """The finished setups in the part files (``files``, default every one), each key once
+    (empty when there are none)."""
     frames = []
-    for path in sorted(parts.glob("*.parquet")):
+    for path in sorted(parts.glob("*.parquet")) if files is None else files:
         try:
             frames.append(read_parquet(path)[0])
         except FileNotFoundError:  # merged away by another run meanwhile
@@ -474,7 +482,7 @@ def _read_parts(parts: Path) -> pl.DataFrame | None:
             if path.exists():
                 raise
     if not frames:
-        return None
+        return pl.DataFrame()
     return pl.concat(frames, how="vertical").unique(subset="key", keep="first", maintain_order=True)
 
 
@@ -509,24 +517,21 @@ def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
                                  "arrangements": setups.arrangements,
                                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     order, draws = plan_order(setups.mult)
-    done = _read_parts(folder / "parts")
-    if done is None:
-        done = pl.DataFrame()
-    return SweepState(folder, setups, order, draws, done)
+    return SweepState(folder, setups, order, draws, _read_parts(folder / "parts"))
 
 
-def _rows_frame(state: SweepState, result: dict[str, Any], position: dict[int, int],
-                index: dict[int, int]) -> pl.DataFrame:
+def _rows_frame(state: SweepState, result: dict[str, Any], position: np.ndarray) -> pl.DataFrame:
+    """A task's result as rows of the sweep table (``position``: each class's place in the order)."""
     from solver.engines.pipeline import setups_frame
 
     s = state.setups
-    idx = np.array([index[int(k)] for k in result["keys"]], dtype=np.int64)
+    idx = s.rows_of(result["keys"])
     frame = setups_frame(s.game, s.keys[idx], s.probs[idx], s.mult[idx].tolist(), s.root_player,
                          s.to_move[idx], np.asarray(result["value"]), np.asarray(result["remoteness"]),
                          None if result["margin"] is None else np.asarray(result["margin"]))
     k = len(idx)
     return frame.with_columns(
-        pl.Series("order", [position[int(i)] for i in idx], dtype=pl.Int64),
+        pl.Series("order", position[idx], dtype=pl.Int64),
         pl.Series("positions", [result["positions"]] * k, dtype=pl.Int64),
         pl.Series("seconds", [result["seconds"] / k] * k, dtype=pl.Float64),
         pl.Series("batch", [k] * k, dtype=pl.Int32),
@@ -566,9 +571,7 @@ def _merge_parts(parts: Path, meta: dict[str, Any]) -> None:
         if not mine:
             return
         files = sorted(parts.glob("*.parquet"))
-        frames = [read_parquet(f)[0] for f in files]
-        merged = pl.concat(frames, how="vertical").unique(subset="key", keep="first", maintain_order=True)
-        write_parquet(merged, parts / f"merged-{uuid.uuid4().hex}.parquet", meta)
+        write_parquet(_read_parts(parts, files), parts / f"merged-{uuid.uuid4().hex}.parquet", meta)
         for f in files:  # the merged file holds every row of these: a crash here only duplicates
             f.unlink(missing_ok=True)
 
@@ -601,12 +604,12 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         raise VariantError(f"--batch {batch} must be at least 1")
     state = open_sweep(game, out=out, symmetry=symmetry, force=force, notes=notes)
     setups = state.setups
-    index = {int(k): i for i, k in enumerate(setups.keys.tolist())}
-    position = {int(c): i for i, c in enumerate(state.order.tolist())}
-    done_keys = set(state.done["key"].to_list()) if state.done.height else set()
-    todo = [int(setups.keys[c]) for c in state.order.tolist() if int(setups.keys[c]) not in done_keys]
-    if done_keys:
-        notes.append(f"resuming the sweep in {state.folder}: {len(done_keys):,} of {setups.classes:,} "
+    position = np.empty(setups.classes, dtype=np.int64)
+    position[state.order] = np.arange(setups.classes)
+    solved = setups.codes_of(state.done) >= 0 if state.done.height else np.zeros(setups.classes, bool)
+    todo = setups.keys[state.order[~solved[state.order]]].tolist()
+    if state.done.height:
+        notes.append(f"resuming the sweep in {state.folder}: {state.done.height:,} of {setups.classes:,} "
                      "setup classes done (--force starts over)")
     if limit is not None:
         todo = todo[:limit]
@@ -626,7 +629,7 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                      f"finished setups are kept in {state.folder} (an interrupted run resumes)")
         try:
             result.workers = cluster.workers
-            _run_batches(cluster, spec, todo, symmetry, batch, state, index, position, meta, result,
+            _run_batches(cluster, spec, todo, symmetry, batch, state, position, meta, result,
                          progress, flush_seconds)
         finally:
             result.seconds = time.perf_counter() - t0
@@ -639,13 +642,12 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
 
 
 def _consolidate(state: SweepState, game: Game, workers: int) -> None:
-    done = _read_parts(state.folder / "parts")
-    state.done = pl.DataFrame() if done is None else done
+    state.done = _read_parts(state.folder / "parts")
     write_sweep_table(state, game, workers=workers)
 
 
 def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmetry: bool,
-                 batch: int | None, state: SweepState, index: dict[int, int], position: dict[int, int],
+                 batch: int | None, state: SweepState, position: np.ndarray,
                  meta: dict[str, Any], result: SweepResult, progress: bool, flush_seconds: float) -> None:
     distributed = _distributed()
     client = cluster.client
@@ -690,7 +692,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
         for fut in futures:
             out = fut.result()  # a task's own error (e.g. a worker of another version) is raised here
             fut.release()
-            frame = _rows_frame(state, out, position, index)
+            frame = _rows_frame(state, out, position)
             pending.append(frame)
             result.solved_now += frame.height
             result.hosts.add(out["host"])

@@ -60,7 +60,6 @@ from solver.faults import fault_point
 from solver.tables import (
     _world_readable,
     clean_stale,
-    positions_frame,
     positions_frames,
     read_meta,
     read_parquet,
