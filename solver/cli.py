@@ -234,6 +234,10 @@ def _player_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--player2", default=None, help="the other seats' player (default --player)")
     p.add_argument("--budget", type=int, default=None, help="mcts: playouts per move (default 1000)")
     p.add_argument("--depth", type=int, default=None, help="alphabeta: search depth (default 3)")
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="any other player option (repeatable), e.g. --option playout_moves=30, "
+                        "--option c=1.0, --option simultaneous=ucb, --option time_limit=2; "
+                        "it goes to every chosen player that has it")
     p.add_argument("--seed", type=int, default=0, help="seed of the games (default %(default)s)")
     p.add_argument("--max-moves", type=int, default=500, metavar="N",
                    help="a game still running after N choices counts as unfinished (default %(default)s)")
@@ -249,11 +253,23 @@ def _players_of(args: argparse.Namespace):
     for n in names:
         if n not in player_names():
             raise VariantError(f"unknown player {n!r}; players: {', '.join(player_names())}")
-    given = {"budget": args.budget, "depth": args.depth}
+    given: dict[str, object] = {"budget": args.budget, "depth": args.depth}
+    for item in getattr(args, "option", None) or []:
+        name, eq, value = str(item).partition("=")
+        name = name.strip().replace("-", "_")
+        if not eq or not name or not value.strip():
+            raise VariantError(f"--option {item!r} must be NAME=VALUE, e.g. --option playout_moves=30")
+        if name in ("budget", "depth"):
+            raise VariantError(f"use --{name} {value.strip()} instead of --option {item}")
+        given[name] = value.strip()
     for opt, v in given.items():
         if v is not None and not any(opt in player_options(n) for n in names):
             takes = [n for n in player_names() if opt in player_options(n)]
-            raise VariantError(f"--{opt} is an option of {', '.join(takes)}; the players here are "
+            what = f"--{opt}" if opt in ("budget", "depth") else f"--option {opt}"
+            if not takes:
+                raise VariantError(f"{what}: no player has that option; options: " + "; ".join(
+                    f"{n}: {', '.join(player_options(n)) or 'none'}" for n in player_names()))
+            raise VariantError(f"{what} is an option of {', '.join(takes)}; the players here are "
                                f"{' and '.join(sorted(set(names)))}")
     if args.max_moves < 1:
         raise VariantError(f"--max-moves {args.max_moves} must be at least 1")

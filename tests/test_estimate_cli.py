@@ -49,11 +49,31 @@ def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
     (["--games", "0"], "--games 0"),
     (["--games", "-5"], "--games -5"),
     (["--jobs", "0"], "--jobs 0"),
+    (["--player", "mcts", "--option", "foo=1"], "no player has that option"),
+    (["--player", "mcts", "--option", "playout_moves"], "must be NAME=VALUE"),
+    (["--player", "mcts", "--option", "budget=3"], "use --budget 3"),
+    (["--player", "mcts", "--option", "playout_moves=0"], "playout_moves must be at least 1"),
+    (["--player", "mcts", "--option", "simultaneous=cfr"], "simultaneous must be 'rm'"),
+    (["--player", "greedy", "--option", "c=1"], "--option c is an option of mcts"),
 ])
 def test_bad_estimate_options_are_one_line(capsys, tmp_path, extra, words):
     code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert code == 2 and len(lines) == 1 and words in lines[0], err
+
+
+def test_player_options_reach_the_players(capsys, tmp_path):
+    """``--option NAME=VALUE`` sets any player option; the report and JSON name the players with
+    their options, and a different option gives a different report folder."""
+    base = ["estimate", *BLAM, "--player", "mcts", "--budget", "5", "--games", "4", "--reports", str(tmp_path),
+            "--json"]
+    code, out, err = run(capsys, *base, "--option", "playout_moves=3", "--option", "c=0.5")
+    assert code == 0, err
+    one = json.loads(out)
+    assert "playout_moves=3" in one["player1"] and "c=0.5" in one["player1"] and one["player1"] == one["player2"]
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    assert json.loads(out)["report"] != one["report"]
 
 
 def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):

@@ -377,9 +377,10 @@ def test_decoupled_uct_approaches_a_mixed_equilibrium():
 
 
 def test_mcts_mix_at_a_petal_round_start_is_a_strategy_over_the_orders(tmp_path):
-    """At a Petal Battle round start the visit shares are a mixed strategy over the same six
-    orders the exact table mixes over. (How far they are from the exact mix is measured, not
-    asserted: with random playouts and a few thousand playouts they stay near uniform.)"""
+    """At a Petal Battle round start MCTS's mix is a strategy over the same six orders the exact
+    table mixes over. (How far it is from the exact mix in the full tree, where values come from
+    random playouts, is measured in the issue note, not asserted; with exact values it converges,
+    tested above.)"""
     game = make_game("petal", petals=4, run=3, per_size=2)  # solves in seconds; the root mixes 3 orders
     exact = solve(game, out=tmp_path).lookup(game.initial_state()).strategies
     state = game.initial_state()
@@ -387,6 +388,91 @@ def test_mcts_mix_at_a_petal_round_start_is_a_strategy_over_the_orders(tmp_path)
     for p, (acts, probs) in enumerate(mix):
         assert {game.action_name(state, a) for a in acts} == set(exact[str(p + 1)])
         assert probs.sum() == pytest.approx(1.0) and (probs > 0).all()
+
+
+def _exploitability(matrix, x, y):
+    """How much the two players together gain by best responses to the mixes ``x``, ``y`` in the
+    zero-sum game ``matrix`` (player 1's expected result): 0 exactly at an equilibrium."""
+    m = np.asarray(matrix, dtype=float)
+    return float((m @ y).max() - (x @ m).min())
+
+
+def _lp_value(matrix):
+    """The matrix game's value by linear programming (scipy/HiGHS), independent of the players."""
+    from scipy.optimize import linprog
+
+    m = np.asarray(matrix, dtype=float)
+    n, k = m.shape
+    # max v s.t. x^T m[:, j] >= v for every column, sum x = 1, x >= 0
+    res = linprog(np.r_[np.zeros(n), -1.0], A_ub=np.c_[-m.T, np.ones(k)], b_ub=np.zeros(k),
+                  A_eq=np.r_[np.ones(n), 0.0][None, :], b_eq=[1.0],
+                  bounds=[(0, None)] * n + [(None, None)], method="highs")
+    return -res.fun
+
+
+@pytest.fixture(scope="module")
+def petal_small(tmp_path_factory):
+    game = make_game("petal", petals=4, run=3, per_size=2)  # solves in seconds; the root mixes 3 orders
+    return game, solve(game, out=tmp_path_factory.mktemp("petal"))
+
+
+def _exact_matrix(game, sol, state):
+    """Player 1's exact expected result after every joint choice at ``state``, from the table."""
+    def value(child):
+        pv = sol.lookup(child)
+        v = pv.expected if pv.expected is not None else {"win": 1, "lose": -1}.get(pv.value, 0)
+        return v if pv.to_move == 0 else -v
+
+    return [[value(game.apply_joint(state, (a, b))) for b in game.player_actions(state, 1)]
+            for a in game.player_actions(state, 0)]
+
+
+def test_regret_matching_converges_to_the_exact_mix_of_a_petal_round_start(petal_small):
+    """Petal Battle 4 petals, 2 per size: the root's secret orders, with every joint choice valued
+    exactly by the solved table (a one-shot game whose outcomes are those values): regret
+    matching's average strategy is an equilibrium up to a small exploitability, its value is the
+    table's, and it does far better than the uniform mix. (In the full tree the children's values
+    come from random playouts, so the mix converges only as the tree grows: measured in the
+    issue note, not asserted.)"""
+    game, sol = petal_small
+    state = game.initial_state()
+    matrix = _exact_matrix(game, sol, state)
+    root_value = sol.lookup(state).expected
+    assert _lp_value(matrix) == pytest.approx(root_value, abs=1e-6)  # the table's root = LP over children
+    n, k = len(matrix), len(matrix[0])
+    uniform = _exploitability(matrix, np.full(n, 1 / n), np.full(k, 1 / k))
+    assert uniform > 0.5  # a real mixed choice: the uniform mix is badly exploitable
+    one_shot = _matrix_game([[Fraction(v + 1) / 2 for v in row] for row in matrix])  # win chance = (v+1)/2
+    by_budget = {}
+    for budget in (2000, 20000):
+        mixes = [MCTSPlayer(budget=budget).strategies(one_shot, 0, np.random.default_rng(seed)) for seed in range(5)]
+        by_budget[budget] = [_exploitability(matrix, x, y) for (_, x), (_, y) in mixes]
+    # measured: mean 0.23 at 2,000 playouts, 0.09 at 20,000 (5 seeds); the uniform mix: 1.0
+    assert np.mean(by_budget[20000]) < 0.12 and max(by_budget[20000]) < 0.25
+    assert np.mean(by_budget[20000]) < 0.6 * np.mean(by_budget[2000])  # it converges
+    ucb = [_exploitability(matrix, x, y) for (_, x), (_, y) in
+           (MCTSPlayer(budget=20000, simultaneous="ucb").strategies(one_shot, 0, np.random.default_rng(seed))
+            for seed in range(5))]
+    assert np.mean(by_budget[20000]) < np.mean(ucb)  # measured: decoupled UCT 0.16 at 20,000
+
+
+def test_regret_matching_finds_a_two_by_two_mixed_equilibrium():
+    """Payoffs [[1, -1], [-1, 1/2]] (equilibrium 3/7 each, worked by hand above): regret
+    matching's average strategy is close to it for every seed (decoupled UCT does about as well
+    on so small a game; it falls behind on the Petal matrix above)."""
+    matrix = [[1, -1], [-1, 0.5]]
+    game = _matrix_game([[1, 0], [0, Fraction(3, 4)]])
+    for seed in range(4):
+        (_, x), (_, y) = MCTSPlayer(budget=2000).strategies(game, 0, np.random.default_rng(seed))
+        assert _exploitability(matrix, x, y) < 0.15
+        assert abs(x[0] - 3 / 7) < 0.1 and abs(y[0] - 3 / 7) < 0.1
+
+
+def test_mcts_simultaneous_options_are_checked():
+    with pytest.raises(VariantError, match="simultaneous must be 'rm'"):
+        make_player("mcts", simultaneous="cfr")
+    with pytest.raises(VariantError, match="gamma must be in"):
+        make_player("mcts", gamma=0)
 
 
 # --- calibration -------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The MCTS player: UCT with random playouts; chance nodes sampled; secret simultaneous choices by
-decoupled UCT.
+regret matching (or decoupled UCT).
 
 Every move runs ``budget`` iterations from the current position, each one: **select** down the
 tree, **expand** one new position, **play out** at random to the end of the game (or for at most
@@ -12,10 +12,19 @@ tree, **expand** one new position, **play out** at random to the end of the game
   (``c`` = 1.4, about sqrt(2), the textbook constant for [0, 1] rewards). The move played is the
   most visited action (ties: the better mean, then at random).
 * Chance node: an outcome drawn with the game's probabilities on every visit.
-* Simultaneous node: **decoupled UCT**: each player keeps UCB1 statistics over their own actions at
-  that node and selects among them as if alone; the joint action is the tuple of the players'
-  selections. At the root the choice is a **mixed strategy**: each player's action is drawn from
-  their visit counts (:meth:`MCTSPlayer.strategies` gives those distributions).
+* Simultaneous node, ``simultaneous="rm"`` (the default): **regret matching** (SM-MCTS with
+  regret matching, Lanctot et al. 2013; Lisy et al., "Convergence of Monte Carlo tree search in
+  simultaneous move games", NIPS 2013). Each player keeps a regret per own action at the node and
+  plays the positive regrets' shares (uniform while none is positive) mixed with ``gamma``
+  uniform exploration; after the playout, every action's regret grows by its importance-weighted
+  estimated result (the result divided by the probability of the action played, for that action;
+  0 for the others) minus the result obtained. The strategy returned is the **average** of the
+  strategies played, which converges to an equilibrium mix as the tree's values become exact
+  (tested against the exact LP mixes). ``simultaneous="ucb"``: **decoupled UCT** (each player
+  runs UCB1 over their own actions as if alone; the strategy is the visit shares), which is
+  simple but does not converge to a mixed equilibrium (it drifts toward a pure best response).
+  :meth:`MCTSPlayer.strategies` gives the distributions; :meth:`MCTSPlayer.choose_joint` draws
+  the players' actions from them.
 * Results are per player (+1 win, 0 tie, -1 loss; an evaluation in between at a playout's cap),
   and each node's statistics use the result of the player choosing there, so 3-4 player games
   work with each seat maximising its own result.
@@ -46,7 +55,7 @@ class _Node:
     """One position of the search tree (see the module docstring)."""
 
     __slots__ = ("state", "kind", "player", "actions", "children", "n", "w", "untried", "visits",
-                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values")
+                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg")
 
     def __init__(self, game: Game, state: Any, rng: np.random.Generator) -> None:
         self.state = state
@@ -75,9 +84,30 @@ class _Node:
             self.pn = [[0] * len(acts) for acts in self.lists]
             self.pw = [[0.0] * len(acts) for acts in self.lists]
             self.puntried = [[int(i) for i in rng.permutation(len(acts))] for acts in self.lists]
+            self.reg = [[0.0] * len(acts) for acts in self.lists]  # regret matching: regrets
+            self.avg = [[0.0] * len(acts) for acts in self.lists]  # and the summed strategies
             self.children = {}
         else:
             self.values = terminal_values(game, state)
+
+
+def _rm_pick(reg: list[float], avg: list[float], gamma: float, rng: np.random.Generator) -> tuple[int, float]:
+    """Regret matching: the strategy of positive regrets (uniform while none is positive) is
+    added to ``avg``; an action is drawn from it mixed with ``gamma`` uniform exploration.
+    Returns the action and the probability it was drawn with."""
+    k = len(reg)
+    pos = [r if r > 0.0 else 0.0 for r in reg]
+    total = sum(pos)
+    sigma = [x / total for x in pos] if total > 0.0 else [1.0 / k] * k
+    for i, x in enumerate(sigma):
+        avg[i] += x
+    u = float(rng.random())
+    acc = 0.0
+    for i, x in enumerate(sigma):
+        acc += (1.0 - gamma) * x + gamma / k
+        if u < acc:
+            return i, (1.0 - gamma) * x + gamma / k
+    return k - 1, (1.0 - gamma) * sigma[-1] + gamma / k
 
 
 def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random.Generator) -> int:
@@ -97,12 +127,16 @@ def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random
 class MCTSPlayer(Player):
     """UCT with ``budget`` playouts per move (default 1000) and exploration constant ``c``
     (default 1.4); random playouts stop after ``playout_moves`` choices (default 200) and are
-    then scored by the game's evaluation."""
+    then scored by the game's evaluation. Secret simultaneous choices: ``simultaneous`` =
+    ``"rm"`` (regret matching with exploration ``gamma``, default 0.1) or ``"ucb"`` (decoupled
+    UCT)."""
 
     name = "mcts"
     budget: int = 1000
     c: float = 1.4
     playout_moves: int = 200
+    simultaneous: str = "rm"
+    gamma: float = 0.1
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -110,9 +144,21 @@ class MCTSPlayer(Player):
         self.c = float_option(self.name, "c", self.c, minimum=0.0, example=1.4, what="UCB exploration constant")
         self.playout_moves = int_option(self.name, "playout_moves", self.playout_moves, minimum=1, example=200,
                                         what="choices per random playout before the evaluation decides")
+        method = str(self.simultaneous).strip().lower()
+        if method not in ("rm", "ucb"):
+            raise VariantError(f"mcts: simultaneous must be 'rm' (regret matching) or 'ucb' (decoupled UCT), "
+                               f"not {self.simultaneous!r} (e.g. simultaneous=rm)")
+        self.simultaneous = method
+        self.gamma = float_option(self.name, "gamma", self.gamma, minimum=0.0, example=0.1,
+                                  what="regret matching's share of uniform exploration")
+        if not 0.0 < self.gamma <= 1.0:
+            raise VariantError(f"mcts: gamma must be in (0, 1], not {self.gamma} (e.g. gamma=0.1)")
 
     def options(self) -> dict[str, Any]:
-        return {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
+        out: dict[str, Any] = {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
+        if self.simultaneous != "rm" or self.gamma != 0.1:
+            out.update(simultaneous=self.simultaneous, gamma=self.gamma)
+        return out
 
     # --- the interface --------------------------------------------------------------------
     def choose(self, game: Game, state: Any, rng: np.random.Generator) -> Action:
@@ -136,14 +182,15 @@ class MCTSPlayer(Player):
         return tuple(out)
 
     def strategies(self, game: Game, state: Any, rng: np.random.Generator) -> list[tuple[list[Action], np.ndarray]]:
-        """At a simultaneous node: after the search, each player's actions and the share of the
-        root's visits each received (the mixed strategy :meth:`choose_joint` draws from)."""
+        """At a simultaneous node: after the search, each player's actions and their mixed
+        strategy (:meth:`choose_joint` draws from it): regret matching's average strategy, or the
+        shares of the root's visits with ``simultaneous="ucb"``."""
         if game.node_kind(state) != NodeKind.SIMULTANEOUS:
             raise VariantError("strategies() is for secret simultaneous choices; use choose() here")
         root = self.run(game, state, rng)
         out = []
-        for acts, n in zip(root.lists, root.pn):
-            counts = np.array(n, dtype=np.float64)
+        for acts, n, avg in zip(root.lists, root.pn, root.avg):
+            counts = np.array(avg if self.simultaneous == "rm" else n, dtype=np.float64)
             probs = counts / counts.sum() if counts.sum() > 0 else np.full(len(acts), 1.0 / len(acts))
             out.append((list(acts), probs))
         return out
@@ -162,6 +209,7 @@ class MCTSPlayer(Player):
 
     def _iterate(self, game: Game, root: _Node, rng: np.random.Generator, evaluate: Any, players: int) -> None:
         path: list[tuple[_Node, Any]] = []
+        sims: list[list[float]] = []  # regret matching: the probabilities of the actions drawn
         node = root
         c = self.c
         while True:
@@ -195,14 +243,22 @@ class MCTSPlayer(Player):
                     child = node.children[j] = _Node(game, game.apply(node.state, node.outcomes[j][0]), rng)
                 node = child
                 continue
-            # simultaneous: every player picks by their own UCB statistics
+            # simultaneous: every player picks by regret matching, or by their own UCB statistics
             picks = []
-            for p in range(len(node.lists)):
-                untried = node.puntried[p]
-                if untried:
-                    picks.append(untried.pop())
-                else:
-                    picks.append(_ucb_pick(node.pn[p], node.pw[p], node.visits, c, rng))
+            if self.simultaneous == "rm":
+                drawn = []
+                for p in range(len(node.lists)):
+                    i, prob = _rm_pick(node.reg[p], node.avg[p], self.gamma, rng)
+                    picks.append(i)
+                    drawn.append(prob)
+                sims.append(drawn)
+            else:
+                for p in range(len(node.lists)):
+                    untried = node.puntried[p]
+                    if untried:
+                        picks.append(untried.pop())
+                    else:
+                        picks.append(_ucb_pick(node.pn[p], node.pw[p], node.visits, c, rng))
             key = tuple(picks)
             path.append((node, key))
             child = node.children.get(key)
@@ -213,6 +269,8 @@ class MCTSPlayer(Player):
                 path.append((child, None))
                 break
             node = child
+        rm = self.simultaneous == "rm"
+        s = 0
         for n, choice in path:
             n.visits += 1
             if choice is None:
@@ -221,9 +279,17 @@ class MCTSPlayer(Player):
                 n.n[choice] += 1
                 n.w[choice] += values[n.player]
             else:  # simultaneous
+                drawn = sims[s] if rm else None
+                s += 1
                 for p, i in enumerate(choice):
                     n.pn[p][i] += 1
                     n.pw[p][i] += values[p]
+                    if drawn is not None:  # every regret: estimated result of the action - result
+                        v = values[p]
+                        reg = n.reg[p]
+                        for b in range(len(reg)):
+                            reg[b] -= v
+                        reg[i] += v / drawn[p]
 
     def _playout(self, game: Game, node: _Node, rng: np.random.Generator, evaluate: Any,
                  players: int) -> tuple[float, ...]:
