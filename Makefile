@@ -29,6 +29,7 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m solver.bench
+	$(BIN)/python -m solver.bench_players
 
 # the task layer on a local 2-worker Dask cluster (see the README, "More than one machine")
 bench-cluster: $(STAMP)

@@ -2,11 +2,15 @@
 
 Solves what is missing (tables under ``tables/``), then writes one balance report per shipped
 preset and the shipped rules-tuning sweeps. Everything in the reports comes from the tables.
+With ``--estimates`` it also replays the shipped full-size self-play estimates (each game's
+player calibrated on its small preset first, so the estimate report quotes it): about an hour and
+a half on 2 cores, so not part of ``make reports``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,6 +41,27 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
      {"sequencing": ["secret", "open"], "opening": ["large-opposite", "enter-large"]}),
 ]
 
+#: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration on the
+#: exactly solved preset before each estimate, which quotes it). MCTS with 100 playouts a move
+#: (shorter playouts where random play runs long); greedy for Carrots and Broccoli, where MCTS
+#: takes minutes a game at full size (the README says so).
+SHIPPED_ESTIMATES: list[list[str]] = [
+    ["calibrate", "greener", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--seed", "1"],
+    ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "400", "--seed", "1"],
+    ["calibrate", "blam", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--seed", "1"],
+    ["estimate", "blam", "--player", "mcts", "--budget", "100", "--games", "300", "--seed", "1"],
+    ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--seed", "1"],
+    ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "200",
+     "--seed", "1"],
+    ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--seed", "1"],
+    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "PETAL_GAMES",
+     "--seed", "1"],
+    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--seed", "1"],
+]
+
 
 def main(argv: list[str] | None = None) -> int:
     from analysis.report import write_report
@@ -48,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reports", type=Path, default=Path("reports"))
     parser.add_argument("--out", type=Path, default=None, help="tables root (default tables/)")
     parser.add_argument("--only", help="only this game")
+    parser.add_argument("--estimates", action="store_true",
+                        help="also replay the shipped full-size self-play estimates (about 90 min on 2 cores)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
 
     for game_name, preset in SHIPPED_REPORTS:
@@ -65,6 +94,21 @@ def main(argv: list[str] | None = None) -> int:
         path, table = run_sweep(game_name, fixed, vary, out=args.out, reports_root=args.reports)
         print(format_table(table))
         print(f"sweep report: {path}", flush=True)
+    if args.estimates:
+        from solver.cli import main as pyramids
+
+        for command in SHIPPED_ESTIMATES:
+            if args.only and command[1] != args.only:
+                continue
+            extra = ["--reports", str(args.reports)]
+            if command[0] == "calibrate" and args.out is not None:
+                extra += ["--out", str(args.out)]
+            if command[0] == "estimate":
+                extra += ["--jobs", str(args.jobs)]
+            print("pyramids " + " ".join(command + extra), flush=True)
+            code = pyramids(command + extra)
+            if code:
+                return code
     return 0
 
 

@@ -1,0 +1,95 @@
+"""Benchmark of the players at full size: self-play games per second per core, per game and player.
+
+Each (game, player) case plays seeded self-play games in this one process (one core) until it has
+played ``--games`` games or spent ``--seconds`` seconds (at least one game), and reports the median
+seconds per game, games per second per core (1 / median), choices per second (all its games'
+choices over their time) and the share of games that hit the move cap. Run ``make bench`` (which
+runs this after the solver benchmark) or ``python -m solver.bench_players --help``.
+
+The variants are the games' defaults (the full-size games of the rules); the players are
+``random``, ``greedy``, ``alphabeta`` (depth 2) and ``mcts`` (100 playouts per move): the
+settings a full-size estimate uses (see the README, "Full-size games").
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+#: the games, at their default (full-size) variants
+GAMES = ["override", "greener", "blam", "carrots", "petal"]
+#: player name -> (label, options)
+PLAYERS = {
+    "random": ("random", {}),
+    "greedy": ("greedy", {}),
+    "alphabeta": ("alphabeta depth 2", {"depth": 2}),
+    "mcts": ("mcts budget 100", {"budget": 100}),
+}
+
+
+def run_case(game_name: str, player: str, *, games: int, seconds: float, max_moves: int, seed: int) -> dict:
+    """Self-play of ``player`` against itself on ``game_name``'s default variant; the timings."""
+    from solver.games import make_game
+    from solver.players import make_player
+    from solver.players.selfplay import play_game
+
+    game = make_game(game_name)
+    label, options = PLAYERS[player]
+    p = make_player(player, **options)
+    times: list[float] = []
+    plies = capped = 0
+    start = time.perf_counter()
+    i = 0
+    while i < games and (i == 0 or time.perf_counter() - start < seconds):
+        t = time.perf_counter()
+        rec = play_game(game, p, np.random.default_rng([seed, i]), max_moves)
+        times.append(time.perf_counter() - t)
+        plies += rec.plies
+        capped += rec.capped
+        i += 1
+    med = statistics.median(times)
+    return {"game": game_name, "variant": game.variant.as_text(), "player": label, "games": len(times),
+            "median_s": med, "games_per_s": 1.0 / med if med > 0 else float("inf"),
+            "choices_per_s": plies / sum(times) if sum(times) > 0 else float("inf"),
+            "mean_choices": plies / len(times), "capped": capped / len(times)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m solver.bench_players", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", action="append", default=[], choices=GAMES,
+                        help="a game to measure (repeatable; default: all five)")
+    parser.add_argument("--player", action="append", default=[], choices=list(PLAYERS),
+                        help="a player to measure (repeatable; default: all four)")
+    parser.add_argument("--games", type=int, default=20, help="games per case at most (default 20)")
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="seconds per case at most, after its first game (default 20)")
+    parser.add_argument("--max-moves", type=int, default=500, help="move cap of a game (default 500)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.games < 1 or args.seconds <= 0 or args.max_moves < 1:
+        parser.error("--games and --max-moves must be at least 1 and --seconds positive, e.g. --games 20 --seconds 20")
+    from solver.errors import PyramidsError
+
+    print(f"{'game':<9} {'player':<18} {'games':>5} {'s/game (median)':>15} {'games/s/core':>12} "
+          f"{'choices/s':>9} {'choices':>7} {'capped':>6}")
+    for g in args.game or GAMES:
+        for name in args.player or list(PLAYERS):
+            try:
+                r = run_case(g, name, games=args.games, seconds=args.seconds, max_moves=args.max_moves,
+                             seed=args.seed)
+            except PyramidsError as e:  # a player that cannot play this game (alpha-beta at secret choices)
+                print(f"{g:<9} {PLAYERS[name][0]:<18} {'-':>5} {'-':>15} {'-':>12} {'-':>9} {'-':>7} {'-':>6}  "
+                      f"({str(e).splitlines()[0][:60]})")
+                continue
+            print(f"{g:<9} {r['player']:<18} {r['games']:>5} {r['median_s']:>15.3f} {r['games_per_s']:>12.2f} "
+                  f"{r['choices_per_s']:>9.0f} {r['mean_choices']:>7.0f} {100 * r['capped']:>5.0f}%", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
