@@ -56,7 +56,7 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--seed", "1"],
     ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--seed", "1"],
-    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "PETAL_GAMES",
+    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "100",
      "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
     ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--seed", "1"],

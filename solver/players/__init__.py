@@ -7,7 +7,8 @@
 >>> est.shares["win"]                                           # (share, low, high): 95% Wilson
 
 Players (:func:`make_player`): ``random``; ``greedy`` (one ply with the game's evaluation);
-``alphabeta`` (``depth``, ``time_limit``); ``mcts`` (``budget``, ``c``, ``playout_moves``).
+``alphabeta`` (``depth``, ``time_limit``); ``mcts`` (``budget``, ``c``, ``playout_moves``,
+``simultaneous``: ``rm`` regret matching or ``ucb`` decoupled UCT at secret choices, ``gamma``).
 Self-play: :func:`play_game`, :func:`estimate`; calibration against an exactly solved table:
 :func:`calibrate`. Evaluations: :mod:`solver.players.evals`.
 """
@@ -56,7 +57,9 @@ def make_player(name: str, **options: Any) -> Player:
 
     Options: ``alphabeta``: ``depth`` (default 3), ``time_limit`` (seconds per move, default
     none); ``mcts``: ``budget`` (playouts per move, default 1000), ``c`` (1.4),
-    ``playout_moves`` (200); ``random`` and ``greedy`` have none.
+    ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
+    decoupled UCT) and ``gamma`` (regret matching's exploration, 0.1); ``random`` and ``greedy``
+    have none.
 
     >>> make_player("mcts", budget=200)
     mcts(budget=200, c=1.4, playout_moves=200)
