@@ -53,6 +53,14 @@ KNOWN_WEAK_VERDICT = {
 }
 
 
+#: the keep-rate MCTS-1000 does not reach yet (measured, 20 games, seed 0): on Carrots and
+#: Broccoli 3x3 (dice; a move keeps the value only when its expected result is the best one's
+#: within 1e-6) it keeps 86.5% of its moves, mean loss 0.0103 of expected result per move.
+KNOWN_WEAK_KEEP = {
+    "carrots": "86.5% of moves keep the exact expected result at 1,000 playouts (issue 15 note)",
+}
+
+
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     return tmp_path_factory.mktemp("tables")
@@ -69,7 +77,9 @@ def _calibration(name, preset, games, cap, tables):
     return _CALIBRATIONS[name]
 
 
-@pytest.mark.parametrize("name, preset, games, cap", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+@pytest.mark.parametrize("name, preset, games, cap", [
+    pytest.param(*c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_WEAK_KEEP[c[0]]))
+    if c[0] in KNOWN_WEAK_KEEP else c for c in CASES], ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_mcts_at_its_default_budget_keeps_the_exact_value(name, preset, games, cap, tables):
     cal = _calibration(name, preset, games, cap, tables)
     assert cal.moves > 0
