@@ -48,12 +48,13 @@ def run_case(game_name: str, player: str, *, games: int, seconds: float, max_mov
     game = make_game(game_name)
     label, options = PLAYERS[player]
     p = make_player(player, **options)
-    times: list[float] = []
+    times: list[float] = []  # finished games' seconds
     plies = capped = timed_out = 0
     spent = 0.0
     start = time.perf_counter()
-    i = 0
-    while i < games and (i == 0 or time.perf_counter() - start < seconds):
+    for i in range(games):
+        if i and time.perf_counter() - start >= seconds:
+            break
         t = time.perf_counter()
         made = [0]
 
@@ -67,18 +68,15 @@ def run_case(game_name: str, player: str, *, games: int, seconds: float, max_mov
         except _TimeUp:
             timed_out += 1
             plies += made[0]
-            spent += time.perf_counter() - t
-            i += 1
-            continue
-        times.append(time.perf_counter() - t)
-        spent += times[-1]
-        plies += rec.plies
-        capped += rec.capped
-        i += 1
+        else:
+            times.append(time.perf_counter() - t)
+            plies += rec.plies
+            capped += rec.capped
+        spent += time.perf_counter() - t
     med = statistics.median(times) if times else None
     return {"game": game_name, "variant": game.variant.as_text(), "player": label, "games": len(times),
             "timed_out": timed_out, "median_s": med,
-            "games_per_s": (1.0 / med if med else float("inf")) if med is not None else None,
+            "games_per_s": None if med is None else (1.0 / med if med > 0 else float("inf")),
             "choices_per_s": plies / spent if spent > 0 else float("inf"),
             "mean_choices": plies / max(1, len(times) + timed_out),
             "capped": capped / len(times) if times else None}

@@ -162,8 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     _game_args(p)
     _player_args(p)
     p.add_argument("--games", type=int, default=200, help="self-play games (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes (the results do not depend on it; default: one per core)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="worker processes (the results do not depend on it; default: one per core, %(default)s here)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
     p.add_argument("--no-report", action="store_true", help="print the summary only")
@@ -222,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--estimate", action="store_true",
                      help="estimate each variant by self-play (ESTIMATED, with 95%% intervals)")
     est.add_argument("--games", type=int, default=200, help="self-play games per variant (default %(default)s)")
-    est.add_argument("--jobs", type=int, default=None, metavar="N",
-                     help="worker processes for --estimate (the results do not depend on it; default: one per core)")
+    est.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                     help="worker processes for --estimate (the results do not depend on it; "
+                          "default: one per core, %(default)s here)")
     _player_args(est)
     return parser
 
@@ -277,8 +278,6 @@ def _players_of(args: argparse.Namespace):
         raise VariantError(f"--max-moves {args.max_moves} must be at least 1")
     if args.games < 1:
         raise VariantError(f"--games {args.games} must be at least 1")
-    if hasattr(args, "jobs") and args.jobs is None:
-        args.jobs = os.cpu_count() or 1
     if getattr(args, "jobs", 1) < 1:
         raise VariantError(f"--jobs {args.jobs} must be at least 1")
     return [make_player(n, **{k: v for k, v in given.items() if v is not None and k in player_options(n)})

@@ -209,7 +209,6 @@ class MCTSPlayer(Player):
 
     def _iterate(self, game: Game, root: _Node, rng: np.random.Generator, evaluate: Any, players: int) -> None:
         path: list[tuple[_Node, Any]] = []
-        sims: list[list[float]] = []  # regret matching: the probabilities of the actions drawn
         node = root
         c = self.c
         while True:
@@ -245,13 +244,13 @@ class MCTSPlayer(Player):
                 continue
             # simultaneous: every player picks by regret matching, or by their own UCB statistics
             picks = []
+            drawn: list[float] | None = None  # regret matching: the probabilities of the actions drawn
             if self.simultaneous == "rm":
                 drawn = []
                 for p in range(len(node.lists)):
                     i, prob = _rm_pick(node.reg[p], node.avg[p], self.gamma, rng)
                     picks.append(i)
                     drawn.append(prob)
-                sims.append(drawn)
             else:
                 for p in range(len(node.lists)):
                     untried = node.puntried[p]
@@ -260,7 +259,7 @@ class MCTSPlayer(Player):
                     else:
                         picks.append(_ucb_pick(node.pn[p], node.pw[p], node.visits, c, rng))
             key = tuple(picks)
-            path.append((node, key))
+            path.append((node, (key, drawn)))
             child = node.children.get(key)
             if child is None:
                 joint = tuple(acts[i] for acts, i in zip(node.lists, picks))
@@ -269,8 +268,6 @@ class MCTSPlayer(Player):
                 path.append((child, None))
                 break
             node = child
-        rm = self.simultaneous == "rm"
-        s = 0
         for n, choice in path:
             n.visits += 1
             if choice is None:
@@ -279,9 +276,8 @@ class MCTSPlayer(Player):
                 n.n[choice] += 1
                 n.w[choice] += values[n.player]
             else:  # simultaneous
-                drawn = sims[s] if rm else None
-                s += 1
-                for p, i in enumerate(choice):
+                key, drawn = choice
+                for p, i in enumerate(key):
                     n.pn[p][i] += 1
                     n.pw[p][i] += values[p]
                     if drawn is not None:  # every regret: estimated result of the action - result
