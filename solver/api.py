@@ -385,6 +385,12 @@ class TieredSolution(Solution):
     def lookup(self, state: Any) -> PositionValue:
         row = self.row_frame(state).row(0, named=True)
         margin = row.get("margin")
+        if self.stochastic:
+            return PositionValue(
+                value=None, remoteness=None, margin=None, expected=float(row["value"]),
+                p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]),
+                kind=NodeKind(int(row["kind"])).name.lower(),
+            )
         return PositionValue(
             value=VALUE_NAMES[int(row["value"])], remoteness=row["remoteness"],
             margin=None if margin is None else int(margin), to_move=int(row["player"]),
@@ -445,6 +451,12 @@ def check_tol(tol: float) -> float:
     return t
 
 
+def _tiered_stochastic(game: Game) -> bool:
+    from solver.engines.tiered import stochastic
+
+    return stochastic(game)
+
+
 def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> bool:
     """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
@@ -457,7 +469,8 @@ def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> 
         return game.known_large() is not None or (folder is not None and unfinished(folder) is not None)
     if tiered and not supports_tiers(game):
         why = ("does not name tiers" if not callable(getattr(game, "tier_of", None))
-               else "has dice, random setups or secret choices, which the tiered solver does not handle yet")
+               else "has a random setup or secret choices, which the tiered solver does not handle yet "
+                    "(a random setup is swept as tasks: --jobs N)")
         raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "
                            "solve it without --tiered")
     return bool(tiered)
@@ -570,6 +583,9 @@ def solve(
                            f"(setup=all); {game.variant.label()} is solved whole, in this process: drop "
                            "them (or add --tiered if the game names tiers)")
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
+    if use_tiers and low_memory and _tiered_stochastic(game):
+        raise VariantError(f"--low-memory solves tiers without dice; {game.variant.label()} has dice, its "
+                           "tiers are solved by value iteration with their moves in memory: drop --low-memory")
     notes = notes if notes is not None else []
     path = folder / POSITIONS
     from solver.engines import tiered as _tiered
@@ -596,7 +612,8 @@ def solve(
         pipeline.solve_tiered_variant(game, out=out, symmetry=symmetry, force=force,
                                       max_positions=max_positions, workers=workers, progress=progress,
                                       notes=notes, check=check_estimate, announce=announce,
-                                      low_memory=low_memory, jobs=jobs, scheduler=scheduler)
+                                      low_memory=low_memory, jobs=jobs, scheduler=scheduler, tol=tol,
+                                      max_sweeps=max_sweeps)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

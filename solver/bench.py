@@ -80,6 +80,7 @@ def run_case(game_name: str, preset: str, out: str) -> dict:
 DEFAULT_TIERED_CASES = [
     ("override", "3x3"),
     ("blam", "3x3"),
+    ("carrots", "3x3"),  # dice: value iteration tier by tier
 ]
 
 

@@ -145,6 +145,10 @@ class Game(ABC, Generic[State]):
     #: measured sizes of presets solved tier by tier: preset name -> (positions, positions of
     #: the largest tier); the tiered solver's estimate of memory and disk before it starts
     tier_sizes: ClassVar[Mapping[str, tuple[int, int]]] = {}
+    #: True when chance nodes (dice) occur during play, not only as a random setup at the start:
+    #: such a game with ``tier_of`` is solved tier by tier by value iteration
+    #: (:mod:`solver.engines.tiered_chance`). A random setup alone is swept as tasks instead.
+    chance_in_play: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -77,7 +77,8 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
                          notes: list[str], check: bool = True,
                          announce: Callable[[str], None] | None = None,
                          low_memory: bool | None = None, jobs: int | None = None,
-                         scheduler: str | None = None) -> Path:
+                         scheduler: str | None = None, tol: float = 1e-12,
+                         max_sweeps: int | None = None) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
     ``check``: refuse at once when the size estimate does not fit the machine. With ``jobs`` or
     ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.engines.tasks`)."""
@@ -91,7 +92,8 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
     try:
         return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
                             workers=workers, progress=progress, notes=notes, check=check,
-                            announce=announce, low_memory=low_memory, cluster=cluster)
+                            announce=announce, low_memory=low_memory, cluster=cluster, tol=tol,
+                            max_sweeps=max_sweeps)
     finally:
         if cluster is not None:
             cluster.close()

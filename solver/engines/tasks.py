@@ -843,6 +843,7 @@ def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any)
     run = tiered.Run(game, Path(run_args["folder"]), Path(run_args["work"]), run_args["symmetry"],
                      run_args["run_id"])
     run.low_memory = run_args["low_memory"]
+    run.tol, run.max_sweeps = float(run_args.get("tol", 1e-12)), run_args.get("max_sweeps")
     run.workers = 1
     if not run.tiers_dir.is_dir():
         raise ClusterError(f"worker {_host()} does not see the work folder {run.work}; every worker "
@@ -855,7 +856,8 @@ def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any]) -> Iterator
     distributed = _distributed()
     spec = game_spec(run.game)
     args = {"folder": str(run.folder), "work": str(run.work), "symmetry": run.symmetry,
-            "run_id": run.run_id, "low_memory": run.low_memory}
+            "run_id": run.run_id, "low_memory": run.low_memory, "tol": run.tol,
+            "max_sweeps": run.max_sweeps}
     futures = [cluster.client.submit(solve_tier_remote, spec, args, info, pure=False,
                                      key=f"tier-{info.tier}-{uuid.uuid4().hex[:8]}") for info in infos]
     try:

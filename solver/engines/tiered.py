@@ -20,6 +20,8 @@ Two phases, both resumable (every finished step is a file written atomically):
    and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
    margin, exactly as the whole-graph retrograde. Each tier is written as
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
+   Games with dice during play (``Game.chance_in_play``) solve each tier by value iteration
+   instead (:mod:`solver.engines.tiered_chance`): expected results and win probabilities.
 
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
 its ``tiers.json`` (the table's metadata, with the list of tier files) is written, the discovery
@@ -84,12 +86,20 @@ Progress = Callable[[str, str, int, "int | None"], None]
 
 
 def supports_tiers(game: Game) -> bool:
-    """The game names tiers (``tier_of``) and starts at a decision position (games that start
-    with a roll, a random setup or a secret choice need value iteration, not handled here yet;
-    the tiered discovery also stops at once on any chance or simultaneous node)."""
+    """The game names tiers (``tier_of``) and either starts at a decision position or has dice
+    during play (``Game.chance_in_play``: solved by tiered value iteration, a random start
+    included). A random setup alone (swept as tasks instead) and secret simultaneous choices are
+    not handled tier by tier; the discovery stops at once on a node it cannot solve."""
     if not callable(getattr(game, "tier_of", None)):
         return False
-    return game.node_kind(game.initial_state()) in (NodeKind.DECISION, NodeKind.TERMINAL)
+    kind = game.node_kind(game.initial_state())
+    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (
+        kind == NodeKind.CHANCE and bool(getattr(game, "chance_in_play", False)))
+
+
+def stochastic(game: Game) -> bool:
+    """Whether ``game``'s tiers are solved by value iteration (dice during play)."""
+    return bool(getattr(game, "chance_in_play", False))
 
 
 def tier_name(game: Game, tier: int) -> str:
@@ -162,6 +172,13 @@ class Run:
     child_cache: dict[int, Any] = field(default_factory=dict)
     child_users: dict[int, int] = field(default_factory=dict)
     child_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: value iteration (games with dice): tolerance and sweep limit
+    tol: float = 1e-12
+    max_sweeps: int | None = None
+
+    @property
+    def stochastic(self) -> bool:
+        return stochastic(self.game)
 
     @property
     def discover(self) -> Path:
@@ -183,11 +200,13 @@ def _work_counts(work: Path) -> tuple[int, int]:
 
 
 def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
-                     notes: list[str]) -> Run:
+                     notes: list[str], tol: float = 1e-12) -> Run:
     work = work_dir(folder)
     state = _read_json(work / "run.json")
     ident = {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
              "symmetry": symmetry}
+    if stochastic(game):  # finished tiers answer only at the tolerance they were solved with
+        ident["tolerance"] = float(tol)
     if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
         run = Run(game, folder, work, symmetry, state["run_id"])
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
@@ -199,7 +218,9 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
     if work.exists():
         if state is not None and not force:
             why = ("rules version " + str(state.get("rules_version"))
-                   if state.get("rules_version") != game.rules_version else "another variant")
+                   if state.get("rules_version") != game.rules_version
+                   else f"tolerance {state.get('tolerance')}" if state.get("tolerance") != ident.get("tolerance")
+                   else "another variant")
             notes.append(f"the unfinished tiered solve in {work} is of {why}; starting over")
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -407,8 +428,9 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
 
 
 def _check_kinds(game: Game, kind: np.ndarray) -> None:
-    """The tiered solver is retrograde: decision and terminal positions only."""
-    if ((kind == NodeKind.CHANCE) | (kind == NodeKind.SIMULTANEOUS)).any():
+    """Decision and terminal positions, and chance nodes in games with dice during play."""
+    chance_ok = stochastic(game)
+    if (((kind == NodeKind.CHANCE) & (not chance_ok)) | (kind == NodeKind.SIMULTANEOUS)).any():
         what = "dice or random setups" if (kind == NodeKind.CHANCE).any() else "secret simultaneous choices"
         raise TooBigError(f"{game.variant.label()} has {what}; the tiered solver handles games without "
                           "them so far: solve it without --tiered")
@@ -492,6 +514,10 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier (its children's tier files must exist) and write its tier file. Returns
     its statistics. The unit of work of the local pool (and of any cluster executor)."""
     try:
+        if run.stochastic:
+            from solver.engines.tiered_chance import solve_tier
+
+            return solve_tier(run, info)
         if use_passes(run, info):
             return solve_tier_passes(run, info)
         return _solve_tier_lists(run, info)
@@ -910,9 +936,12 @@ def estimate(game: Game, low_memory: bool = False) -> dict[str, int] | None:
     if name is None or name not in sizes:
         return None
     positions, largest = sizes[name]
+    if stochastic(game):  # value iteration holds the tier's graph: no passes mode
+        from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
+    else:
+        per = PASSES_BYTES_PER_TIER_POSITION if low_memory else PEAK_BYTES_PER_TIER_POSITION
     return {"positions": int(positions), "largest_tier": int(largest),
-            "memory": int(BASE_BYTES + (PASSES_BYTES_PER_TIER_POSITION if low_memory
-                                        else PEAK_BYTES_PER_TIER_POSITION) * largest),
+            "memory": int(BASE_BYTES + per * largest),
             "disk": int(DISK_BYTES_PER_POSITION * positions)}
 
 
@@ -933,7 +962,8 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
     (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode."""
     est = estimate(game, low_memory=bool(low_memory))
     mem = _available_memory()
-    if est is not None and low_memory is None and mem is not None and est["memory"] > mem:
+    if (est is not None and low_memory is None and mem is not None and est["memory"] > mem
+            and not stochastic(game)):
         est = estimate(game, low_memory=True)
         notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
                      "low-memory mode (passes; slower)")
@@ -961,11 +991,15 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
                  max_positions: int | None = None, workers: int | None = None, progress: bool = False,
                  notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
-                 low_memory: bool | None = None, cluster: Any = None) -> Path:
+                 low_memory: bool | None = None, cluster: Any = None, tol: float = 1e-12,
+                 max_sweeps: int | None = None) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
     and return that folder. Resumes an unfinished run of the same variant unless ``force``.
     ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
-    (``False``), or the tiers whose reverse lists would not fit the free memory (``None``)."""
+    (``False``), or the tiers whose reverse lists would not fit the free memory (``None``).
+    Games with dice (:func:`stochastic`): every tier by value iteration
+    (:mod:`solver.engines.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
+    sweeps per cyclic component."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
@@ -977,7 +1011,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
             (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(folder)
-    run = _start_or_resume(game, folder, symmetry, force, notes)
+    run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol)
+    run.tol, run.max_sweeps = float(tol), max_sweeps
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
     bar = _Bars() if progress else None
     t0 = time.perf_counter()
@@ -1005,22 +1040,29 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
     root_key = int(game.encode(game.canonical(start) if run.symmetry else start))
     root_tier = int(game.tier_of(np.array([root_key], dtype=np.uint64))[0])
     by_value = {name: 0 for name in VALUE_NAMES}
-    terminal = moves = 0
+    terminal = moves = chance = 0
     tiers = []
+    tier_metas = []
     for t in sorted(infos):
         path = run.tiers_dir / tier_file(t)
         meta_t = read_meta(path)
         if meta_t.get("run_id") != run.run_id:
             raise TableError(f"{path} belongs to another run; solve again with --force")
+        tier_metas.append(meta_t)
         st = stats.get(t, {})
         counts = st.get("by_value")
-        if counts is None or "terminal" not in st:  # resumed tier: count from its file
+        if run.stochastic:  # expected results: no counts by value; the tier file says the rest
+            terminal += int(meta_t.get("terminal", 0))
+            chance += int(meta_t.get("chance", 0))
+            counts = None
+        elif counts is None or "terminal" not in st:  # resumed tier: count from its file
             df = pl.read_parquet(path, columns=["value", "kind"])
             counts = np.bincount(df["value"].to_numpy().astype(np.int64), minlength=4).tolist()
             st = {**st, "terminal": int((df["kind"].to_numpy() == NodeKind.TERMINAL).sum())}
-        for i, name in enumerate(VALUE_NAMES):
-            by_value[name] += int(counts[i])
-        terminal += int(st["terminal"])
+        if counts is not None:
+            for i, name in enumerate(VALUE_NAMES):
+                by_value[name] += int(counts[i])
+            terminal += int(st["terminal"])
         moves += int(meta_t.get("moves", 0))
         tiers.append({"tier": int(t), "name": tier_name(game, t), "file": f"{TIER_DIR}/{tier_file(t)}",
                       "positions": infos[t].positions, "children": infos[t].children,
@@ -1035,8 +1077,8 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         "game": game.name, "variant": game.variant.as_text(), "variant_id": game.variant.variant_id(),
         "label": game.variant.label(), "rules_version": game.rules_version,
         "toolkit_version": solver.__version__, "symmetry": run.symmetry,
-        "counts": {"positions": positions, "edges": moves, "terminal": terminal, "chance": 0,
-                   "by_value": by_value},
+        "counts": {"positions": positions, "edges": moves, "terminal": terminal, "chance": chance,
+                   **({} if run.stochastic else {"by_value": by_value})},
         "root_key": root_key, "root_tier": root_tier, "root_row_in_tier": root_row,
         "solve_seconds": t_disc + t_solve, "timings": {"discover": t_disc, "solve": t_solve},
         "scored": bool(game.scored), "players": game.num_players,
@@ -1044,6 +1086,10 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         "solver": "retrograde (tiered)", "solution": "deterministic", "layout": "tiered",
         "solve_id": run.run_id, "files": [t_["file"] for t_ in tiers], "tiers": tiers,
     }
+    if run.stochastic:
+        from solver.engines.tiered_chance import finish_meta
+
+        meta.update(finish_meta(tier_metas))
     _atomic_json(run.work / MANIFEST, meta)
     fault_point("rename")
     # the rename is the commit point: killed before it, the run resumes (everything is found
@@ -1155,7 +1201,9 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
     sym = bool(meta.get("symmetry", True))
     files = {int(t["tier"]): folder / t["file"] for t in meta["tiers"]}
     scored = bool(game.scored)
-    cols = ["key", "player", "kind", "value", "remoteness"] + (["margin"] if scored else [])
+    chance = meta.get("solution") == "stochastic"
+    cols = (["key", "player", "kind", "value", "p_win", "p_loss"] if chance else
+            ["key", "player", "kind", "value", "remoteness"] + (["margin"] if scored else []))
     problems: list[str] = []
     for entry in meta["tiers"]:
         t = int(entry["tier"])
@@ -1192,10 +1240,16 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         graph = Graph(keys=allrows["key"].to_numpy(), kind=kind,
                       to_move=allrows["player"].to_numpy().astype(np.int8), ply=np.zeros(len(kind), np.uint16),
                       offsets=np.concatenate([exp.offsets, np.full(len(kind) - n, exp.offsets[-1])]),
-                      child=child_row, probs=None,
+                      child=child_row, probs=exp.probs,
                       result=np.concatenate([exp.result, np.zeros(len(kind) - n, np.int8)]),
                       margin=np.concatenate([exp.margin, np.zeros(len(kind) - n, np.int32)]),
                       root=0, symmetry=sym)
+        if chance:
+            found = _check_expected(graph, allrows, n)
+            problems += [f"tier {t} ({entry['name']}): {p}" for p in found]
+            if progress is not None:
+                progress("verify", entry["name"], n, None)
+            continue
         value = allrows["value"].to_numpy().astype(np.int8)
         rem = allrows["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.int64)
         found = check_values(graph, value, rem, checked=n)
@@ -1204,6 +1258,49 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         problems += [f"tier {t} ({entry['name']}): {p}" for p in found]
         if progress is not None:
             progress("verify", entry["name"], n, None)
+    return problems
+
+
+#: the largest error a stored expected result (or win/loss probability) may have in the check
+EXPECTED_TOL = 1e-9
+
+
+def _check_expected(graph: Any, rows: pl.DataFrame, n: int) -> list[str]:
+    """The first ``n`` rows of a chance game's tier, against their children: terminal values
+    are the game's results; a decision position is worth its best move, a chance node the
+    probability-weighted mean of its outcomes (each from the mover's side); and every value is
+    its win probability minus its loss probability, both in [0, 1]. (A Bellman equation alone
+    admits spurious fixed points on loops of waiting moves; the solver's certificate rules those
+    out when it solves, so this check proves the stored table is self-consistent, not optimal
+    inside loops.)"""
+    value = rows["value"].to_numpy().astype(np.float64)
+    p_win = rows["p_win"].to_numpy().astype(np.float64)
+    p_loss = rows["p_loss"].to_numpy().astype(np.float64)
+    kind = graph.kind[:n]
+    problems: list[str] = []
+    deg = np.diff(graph.offsets[: n + 1])
+    parent = np.repeat(np.arange(n), deg)
+    e = np.arange(int(graph.offsets[n]))
+    ch = graph.child[e]
+    sign = np.where(graph.to_move[ch] == graph.to_move[parent], 1.0, -1.0)
+    q = sign * value[ch]
+    prob = np.ones(len(e)) if graph.probs is None else np.asarray(graph.probs, np.float64)[e]
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, parent, q)
+    mean = np.bincount(parent, weights=prob * q, minlength=n)
+    want = np.where(kind == NodeKind.DECISION, best, mean)
+    term = kind == NodeKind.TERMINAL
+    want[term] = np.asarray(graph.result[:n], dtype=np.float64)[term]
+    bad = np.flatnonzero(np.abs(want - value[:n]) > EXPECTED_TOL)
+    if len(bad):
+        i = int(bad[0])
+        problems.append(f"{len(bad):,} positions break their equation, e.g. key {int(graph.keys[i])}: stored "
+                        f"{value[i]:+.12f}, its moves give {want[i]:+.12f}")
+    gap = np.abs(p_win[:n] - p_loss[:n] - value[:n])
+    out = (p_win[:n] < -EXPECTED_TOL) | (p_loss[:n] < -EXPECTED_TOL) | (p_win[:n] + p_loss[:n] > 1 + EXPECTED_TOL)
+    if (gap > EXPECTED_TOL).any() or out.any():
+        problems.append(f"{int(((gap > EXPECTED_TOL) | out).sum()):,} positions have win/loss probabilities "
+                        "that are not probabilities or do not make their value")
     return problems
 
 

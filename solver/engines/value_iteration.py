@@ -165,6 +165,7 @@ def value_iteration(
     warmup_sweeps: int = 40,
     max_rounds: int = 3,
     progress: Progress | None = None,
+    terminal_probs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> StochasticSolution:
     """Solve a graph with chance nodes and cycles for expected results and win probabilities.
 
@@ -191,6 +192,11 @@ def value_iteration(
         Rounds with a 1000 times smaller discount while the certificate fails.
     progress : callable, optional
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier of each stage.
+    terminal_probs : (numpy.ndarray, numpy.ndarray), optional
+        ``float64[n]`` win and loss probabilities of the side to move at terminal rows, in place
+        of ``graph.result`` (whose sign they then replace). The tiered solver passes the
+        finished values of other tiers this way: each position of another tier that a move
+        reaches is a terminal row of the tier's graph (:mod:`solver.engines.tiered_chance`).
 
     Returns
     -------
@@ -222,7 +228,14 @@ def value_iteration(
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
 
     terminal = kind == _TERMINAL
-    result = np.asarray(graph.result, dtype=np.float64)
+    if terminal_probs is None:
+        result = np.asarray(graph.result, dtype=np.float64)
+        end_win = np.where(terminal & (result > 0), 1.0, 0.0)
+        end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+    else:
+        end_win = np.where(terminal, np.asarray(terminal_probs[0], dtype=np.float64), 0.0)
+        end_loss = np.where(terminal, np.asarray(terminal_probs[1], dtype=np.float64), 0.0)
+        result = end_win - end_loss
     check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
     weight = sign * prob
@@ -251,8 +264,7 @@ def value_iteration(
         chosen = np.zeros(len(child), dtype=bool)
         chosen[best[best >= 0]] = True
         active = chance_edge | chosen
-        p_win = np.where(terminal & (result > 0), 1.0, 0.0)
-        p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+        p_win, p_loss = end_win.copy(), end_loss.copy()
         sw, pol_res, pol_conv = _evaluate_policy(
             sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
             progress=progress,

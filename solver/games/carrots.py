@@ -162,6 +162,7 @@ class Carrots(Game[CarrotsState]):
                "past what the in-memory solver holds in 24 GiB",
     }
     seat_names: ClassVar[tuple[str, ...]] = ("Carrots", "Broccoli")
+    chance_in_play: ClassVar[bool] = True  # the dice
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2

@@ -1,0 +1,192 @@
+"""Tiered value iteration: games with dice (chance nodes during play), solved tier by tier.
+
+The tiered solver (:mod:`solver.engines.tiered`) discovers the tiers of such a game as it does
+for any other (a chance node's outcomes are its children); this module solves one tier:
+
+1. the tier's positions are expanded again from the rules (no edges are stored between phases);
+2. every position of another tier that a move or a roll reaches becomes a **terminal row** of
+   the tier's graph, holding that position's finished win and loss probabilities, read from its
+   tier file (each child tier once, only the rows needed);
+3. the tier's graph goes through the whole-graph engine,
+   :func:`solver.engines.value_iteration.value_iteration` (``terminal_probs``): strongly
+   connected components, exact backward induction on acyclic layers, sweeps and strategy
+   iteration on cyclic ones, the certificate;
+4. the tier file gets the columns of the whole-graph table of a chance game: ``value`` (the
+   expected result from the side to move), ``p_win`` and ``p_loss``.
+
+Because a tier's cycles never leave it (tiers never fall along a move), the certificate of each
+tier is the certificate of the whole game restricted to it, and the values are those of the
+whole-graph solve (tested on every position of the small presets,
+``tests/test_tiered_chance.py``).
+
+Memory: the tier's graph is held whole while it is solved (as the whole-graph engine holds the
+whole game), so the peak is set by the largest tier, not by the variant: a game whose positions
+spread over many tiers gains in proportion. There is no low-memory (passes) mode for chance
+tiers yet.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+import solver
+from solver.core.arrays import lookup_sorted, unique
+from solver.core.game import NodeKind
+from solver.engines.enumerate import Graph
+from solver.errors import TableError
+from solver.faults import fault_point
+from solver.tables import positions_frames, write_parquet
+
+#: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
+#: value iteration's per-edge arrays; the whole-graph engine measures 700 on Carrots 3x3)
+BYTES_PER_TIER_POSITION = 700
+
+#: the columns of a finished chance tier that the tiers reaching it read
+CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
+
+
+def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
+    """The rows of tier ``u``'s file whose keys are ``need`` (sorted, unique), in that order;
+    read row group by row group with the key range as predicate."""
+    from solver.engines.tiered import tier_file
+
+    path = run.tiers_dir / tier_file(u)
+    if not path.exists():
+        raise TableError(f"tier {t} reaches tier {u}, whose file is missing; solve again with --force")
+    lo, hi = int(need[0]), int(need[-1])
+    df = (pl.scan_parquet(path).select(CHILD_COLUMNS)
+          .filter((pl.col("key") >= lo) & (pl.col("key") <= hi)).collect())
+    keys = df["key"].to_numpy()
+    idx = np.minimum(lookup_sorted(keys, need), max(len(keys) - 1, 0))
+    if len(keys) == 0 or not np.array_equal(keys[idx], need):
+        raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
+                         "files are damaged; solve again with --force")
+    return df[idx]
+
+
+def solve_tier(run: Any, info: Any) -> dict[str, Any]:
+    """Solve one tier of a game with chance nodes and write its tier file; returns its stats."""
+    from solver.engines.tiered import _expansions, tier_file, tier_name
+    from solver.engines.value_iteration import value_iteration
+
+    from solver.engines.tiered import _available_memory
+    from solver.errors import TooBigError
+
+    t0 = time.perf_counter()
+    game, t = run.game, info.tier
+    need, free = BYTES_PER_TIER_POSITION * info.positions, _available_memory()
+    if free is not None and need > 0.9 * free:
+        raise TooBigError(f"tier {t} ({tier_name(game, t)}) has {info.positions:,} positions and needs about "
+                          f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
+                          "free here (the finished tiers are kept: run again on a larger machine to resume)")
+    keys = np.load(run.discover / f"keys-{t}.npy")
+    ply = np.load(run.discover / f"ply-{t}.npy")
+    n = len(keys)
+    kind = np.empty(n, np.int8)
+    to_move = np.empty(n, np.int8)
+    result = np.zeros(n, np.int8)
+    deg = np.zeros(n, np.int64)
+    kids_parts: list[np.ndarray] = []
+    prob_parts: list[np.ndarray] = []
+    for s, exp in _expansions(run, keys):
+        m = len(exp.kind)
+        kind[s : s + m] = exp.kind
+        to_move[s : s + m] = exp.to_move
+        result[s : s + m] = exp.result
+        deg[s : s + m] = np.diff(exp.offsets)
+        kids_parts.append(np.asarray(exp.children, dtype=np.uint64))
+        prob_parts.append(np.ones(len(exp.children)) if exp.probs is None
+                          else np.asarray(exp.probs, dtype=np.float64))
+    if ((kind == NodeKind.SIMULTANEOUS)).any():
+        raise TableError(f"tier {t} has secret simultaneous choices, which the tiered solver does not "
+                         "handle yet; solve without --tiered")
+    kids = np.concatenate(kids_parts) if kids_parts else np.empty(0, np.uint64)
+    probs = np.concatenate(prob_parts) if prob_parts else np.empty(0)
+    del kids_parts, prob_parts
+    t_expand = time.perf_counter() - t0
+    ct = np.asarray(game.tier_of(kids), dtype=np.int64) if len(kids) else np.empty(0, np.int64)
+    if (ct < t).any():
+        raise TableError(f"{game.name}.tier_of is not monotone: tier {t} reaches tier {int(ct[ct < t][0])}")
+    inside = ct == t
+    child = np.empty(len(kids), np.int64)
+    if inside.any():
+        rows = lookup_sorted(keys, kids[inside])
+        found = keys[np.minimum(rows, n - 1)] if n else kids[inside][:0]
+        if not np.array_equal(found, kids[inside]):
+            raise TableError(f"tier {t} lacks a position that one of its own moves reaches: the discovery "
+                             "files are damaged; solve again with --force")
+        child[inside] = rows
+    # children in other tiers: one terminal row each, holding its finished probabilities
+    out_keys: list[np.ndarray] = []
+    out_player: list[np.ndarray] = []
+    out_win: list[np.ndarray] = []
+    out_loss: list[np.ndarray] = []
+    base = n
+    for u in unique(ct[~inside]).tolist():
+        if int(u) not in info.children:
+            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                             "solve again with --force")
+        sel = ct == u
+        need = unique(kids[sel])
+        rows_u = _child_rows(run, t, int(u), need)
+        child[sel] = base + lookup_sorted(need, kids[sel])
+        base += len(need)
+        out_keys.append(need)
+        out_player.append(rows_u["player"].to_numpy().astype(np.int8))
+        out_win.append(rows_u["p_win"].to_numpy().astype(np.float64))
+        out_loss.append(rows_u["p_loss"].to_numpy().astype(np.float64))
+    b = base - n
+    cat = (lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype))
+    graph = Graph(
+        keys=np.concatenate([keys, cat(out_keys, np.uint64)]),
+        kind=np.concatenate([kind, np.full(b, NodeKind.TERMINAL, np.int8)]),
+        to_move=np.concatenate([to_move, cat(out_player, np.int8)]),
+        ply=np.zeros(n + b, np.uint16),
+        offsets=np.concatenate([[0], np.cumsum(deg), np.full(b, deg.sum())]).astype(np.int64),
+        child=child, probs=probs,
+        result=np.concatenate([result, np.zeros(b, np.int8)]),
+        margin=np.zeros(n + b, np.int32), root=0, symmetry=run.symmetry,
+    )
+    win = np.concatenate([(result > 0).astype(np.float64), cat(out_win, np.float64)])
+    loss = np.concatenate([(result < 0).astype(np.float64), cat(out_loss, np.float64)])
+    del kids, ct, inside, child, probs
+    max_sweeps = run.max_sweeps if run.max_sweeps is not None else 100_000
+    sol = value_iteration(graph, tol=run.tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
+    moves = int(deg.sum())
+    cols = {"value": sol.value[:n], "p_win": sol.p_win[:n], "p_loss": sol.p_loss[:n]}
+    certified = bool(sol.stats.get("certified", False)) and bool(sol.converged)
+    stats = {"tier": int(t), "positions": int(n), "moves": moves, "outside_children": int(b),
+             "sweeps": int(sol.sweeps), "residual": float(sol.residual), "certified": certified,
+             "converged": bool(sol.converged), "terminal": int((kind == NodeKind.TERMINAL).sum()),
+             "chance": int((kind == NodeKind.CHANCE).sum())}
+    del graph, sol
+    frames = positions_frames(keys, to_move, kind, ply, deg, cols)
+    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+            "moves": moves, "inside_moves": moves - int(b), "toolkit_version": solver.__version__,
+            "tolerance": run.tol, **{k: stats[k] for k in ("sweeps", "residual", "certified", "converged",
+                                                              "terminal", "chance")}}
+    fault_point(f"write:{tier_file(t)}")
+    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
+    return {**stats, "seconds": time.perf_counter() - t0, "expand_seconds": t_expand}
+
+
+def finish_meta(tiers_meta: list[dict[str, Any]]) -> dict[str, Any]:
+    """The manifest fields of a chance game's tiered table, from its tier files' metadata."""
+    certified = all(bool(m.get("certified")) for m in tiers_meta)
+    out: dict[str, Any] = {
+        "solver": "value_iteration (tiered)", "solution": "stochastic",
+        "sweeps": int(sum(int(m.get("sweeps", 0)) for m in tiers_meta)),
+        "residual": float(max((float(m.get("residual", 0.0)) for m in tiers_meta), default=0.0)),
+        "tolerance": max((float(m["tolerance"]) for m in tiers_meta if "tolerance" in m), default=None),
+        "converged": all(bool(m.get("converged")) for m in tiers_meta),
+        "certified": certified,
+    }
+    if not certified:
+        bad = [str(m.get("tier")) for m in tiers_meta if not m.get("certified")]
+        out["not_certified_because"] = (f"value iteration did not certify tier(s) {', '.join(bad[:5])}; "
+                                        "raise --max-sweeps")
+    return out
