@@ -361,16 +361,22 @@ class TieredSolution(Solution):
 
         keys = self.positions["key"].to_numpy()
         index = SortedLookup(keys)  # built once for every chunk's children
-        src_parts, dst_parts = [], []
+        src_parts, dst_parts, prob_parts = [], [], []
+        chance = False
         step = 1 << 16
         for s in range(0, len(keys), step):
             exp = self.game.expand(keys[s : s + step], canonical=self.symmetry)
             deg = np.diff(exp.offsets)
             src_parts.append(np.repeat(np.arange(s, s + len(deg), dtype=np.uint32), deg))
             dst_parts.append(index(exp.children).astype(np.uint32))
+            chance |= exp.probs is not None
+            prob_parts.append(np.ones(len(exp.children)) if exp.probs is None else np.asarray(exp.probs, np.float64))
         empty = np.empty(0, np.uint32)
-        return pl.DataFrame({"src": pl.Series(np.concatenate(src_parts) if src_parts else empty, dtype=pl.UInt32),
-                             "dst": pl.Series(np.concatenate(dst_parts) if dst_parts else empty, dtype=pl.UInt32)})
+        data = {"src": pl.Series(np.concatenate(src_parts) if src_parts else empty, dtype=pl.UInt32),
+                "dst": pl.Series(np.concatenate(dst_parts) if dst_parts else empty, dtype=pl.UInt32)}
+        if chance:  # the chance outcomes' probabilities, as the whole-graph edges table has them
+            data["prob"] = pl.Series(np.concatenate(prob_parts), dtype=pl.Float64)
+        return pl.DataFrame(data)
 
     def row_frame(self, state: Any) -> pl.DataFrame:
         """The one-row table of ``state`` (an error if it is not a reachable position)."""

@@ -112,10 +112,14 @@ def test_random_chance_graphs_same_as_whole_graph(graph, tmp_path_factory):
 
 
 class TieredDiceRace(DiceRace):
-    """DiceRace with tiers: squares covered by both racers (staying put keeps the tier: loops)."""
+    """DiceRace with tiers (squares covered by both racers; staying put keeps the tier: loops)
+    and a die that shows 2 twice as often as 1."""
 
     name = "tiereddicerace"
     chance_in_play = True
+
+    def chance_outcomes(self, s):  # a loaded die: probabilities a table must carry, not uniform
+        return [(1, Fraction(1, 3)), (2, Fraction(2, 3))]
 
     def tier_of(self, keys):
         keys = np.asarray(keys, dtype=np.int64)
@@ -195,3 +199,19 @@ def test_carrots_3x3_tier_by_tier_same_as_whole_graph(tmp_path):
     assert tsol.meta["certified"]
     _same_tables(whole.positions.sort("key"), tsol.positions)
     assert tiered.verify_tiered(game, tmp_path / "tiered" / game.name / game.variant.variant_id()) == []
+
+
+def test_report_of_a_tiered_dice_table_equals_the_whole_graph_report(tmp_path):
+    """The report regenerates a tiered table's moves with their probabilities: every number
+    (exact random play, perfect-play lengths, setups) equals the whole-graph report's."""
+    from analysis.report import write_report
+
+    game = TieredDiceRace.from_params({"target": 4})
+    whole = solve(game, out=tmp_path / "w", tiered=False)
+    tsol = solve(game, out=tmp_path / "t", tiered=True)
+    a = write_report(whole, tmp_path / "ra").read_text().splitlines()
+    b = write_report(tsol, tmp_path / "rb").read_text().splitlines()
+    provenance = ("| solver |", "| table |", "| solve time (s) |", "| solved at |")
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    assert len(a) == len(b) and diff
+    assert all(x.startswith(provenance) and y.startswith(provenance) for x, y in diff), diff
