@@ -215,3 +215,16 @@ def test_report_of_a_tiered_dice_table_equals_the_whole_graph_report(tmp_path):
     diff = [(x, y) for x, y in zip(a, b) if x != y]
     assert len(a) == len(b) and diff
     assert all(x.startswith(provenance) and y.startswith(provenance) for x, y in diff), diff
+
+
+def test_carrots_4x4_is_refused_at_once_by_its_measured_tier_sizes(tmp_path, capsys, monkeypatch):
+    """Carrots 4x4 goes tier by tier by default; its tier of 2 planted alone (50.7M positions,
+    measured) does not fit value iteration on a 24 GB machine: one line, before any work."""
+    from tests.clirun import run
+
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 22 * 2**30)
+    code, _, err = run(capsys, "solve", "carrots", "--preset", "4x4", "--out", str(tmp_path))
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert "needs at least" in lines[0] and "50,693,916" in lines[0] and "--ignore-estimate" in lines[0]
+    assert not list(tmp_path.rglob("*.npy"))

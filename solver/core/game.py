@@ -143,8 +143,9 @@ class Game(ABC, Generic[State]):
     #: presets known to be beyond the in-memory solver: preset name -> measured reason
     large_presets: ClassVar[Mapping[str, str]] = {}
     #: measured sizes of presets solved tier by tier: preset name -> (positions, positions of
-    #: the largest tier); the tiered solver's estimate of memory and disk before it starts
-    tier_sizes: ClassVar[Mapping[str, tuple[int, int]]] = {}
+    #: the largest tier); the tiered solver's estimate of memory and disk before it starts. A third
+    #: element ``"at least"`` marks lower bounds (a discovery stopped before its end)
+    tier_sizes: ClassVar[Mapping[str, tuple]] = {}
     #: True when chance nodes (dice) occur during play, not only as a random setup at the start:
     #: such a game with ``tier_of`` is solved tier by tier by value iteration
     #: (:mod:`solver.engines.tiered_chance`). A random setup alone is swept as tasks instead.

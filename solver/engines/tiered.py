@@ -930,19 +930,21 @@ DISK_BYTES_PER_POSITION = 20
 def estimate(game: Game, low_memory: bool = False) -> dict[str, int] | None:
     """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
     (``Game.tier_sizes``); ``None`` when the variant's size is not known. ``low_memory``: the
-    largest tier solved by passes."""
+    largest tier solved by passes. ``at_least``: the sizes are lower bounds (a discovery that
+    was stopped: ``(positions, largest, "at least")``)."""
     name = game.preset_name()
     sizes = getattr(game, "tier_sizes", {}) or {}
     if name is None or name not in sizes:
         return None
-    positions, largest = sizes[name]
+    positions, largest = sizes[name][:2]
+    at_least = len(sizes[name]) > 2 and sizes[name][2] == "at least"
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
     else:
         per = PASSES_BYTES_PER_TIER_POSITION if low_memory else PEAK_BYTES_PER_TIER_POSITION
     return {"positions": int(positions), "largest_tier": int(largest),
             "memory": int(BASE_BYTES + per * largest),
-            "disk": int(DISK_BYTES_PER_POSITION * positions)}
+            "disk": int(DISK_BYTES_PER_POSITION * positions), "at_least": at_least}
 
 
 def _available_memory() -> int | None:
@@ -972,12 +974,13 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
                      "its tiers as it goes (resumable: a killed run continues where it stopped)")
         return
     gb = 2**30
-    notes.append(f"estimate for {game.variant.label()}: {est['positions']:,} positions (largest tier "
-                 f"{est['largest_tier']:,}), peak memory {est['memory'] / gb:.1f} GB, disk "
-                 f"{est['disk'] / gb:.1f} GB")
+    least = "at least " if est.get("at_least") else ""
+    notes.append(f"estimate for {game.variant.label()}: {least}{est['positions']:,} positions (largest tier "
+                 f"{least}{est['largest_tier']:,}), peak memory {least}{est['memory'] / gb:.1f} GB, disk "
+                 f"{least}{est['disk'] / gb:.1f} GB")
     if mem is not None and est["memory"] > mem:
-        raise TooBigError(f"{game.variant.label()} needs about {est['memory'] / gb:.1f} GB of memory "
-                          f"to solve its largest tier ({est['largest_tier']:,} positions); "
+        raise TooBigError(f"{game.variant.label()} needs {least or 'about '}{est['memory'] / gb:.1f} GB of memory "
+                          f"to solve its largest tier ({least}{est['largest_tier']:,} positions); "
                           f"{mem / gb:.1f} GB is free here; --ignore-estimate tries anyway")
     root.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(root).free
