@@ -259,11 +259,11 @@ def value_iteration(
         # 2. strategies: the best move of every decision node --------------------------------
         q = weight * value[child] * np.where(looping, lam, 1.0)
         best = _first_best(kind, parent, offsets, deg, q)
+        del q  # one float per move: the peak is later, beside the certificate's arrays
 
         # 3. what those strategies earn: win/loss probabilities, undiscounted ----------------
-        chosen = np.zeros(len(child), dtype=bool)
-        chosen[best[best >= 0]] = True
-        active = chance_edge | chosen
+        active = chance_edge.copy()
+        active[best[best >= 0]] = True
         p_win, p_loss = end_win.copy(), end_loss.copy()
         sw, pol_res, pol_conv = _evaluate_policy(
             sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
@@ -377,16 +377,30 @@ def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: 
     return best
 
 
-def _bellman_residual(sys: "_System", parent: np.ndarray, sign: np.ndarray, prob: np.ndarray, value: np.ndarray) -> float:
-    """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions."""
+def _bellman_residual(sys: "_System", parent: np.ndarray, sign: np.ndarray, prob: np.ndarray, value: np.ndarray,
+                      block: int = 1 << 22) -> float:
+    """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions.
+    Computed over blocks of positions with about ``block`` moves each, so its per-move
+    temporaries stay small (it runs when the solver's memory is at its peak)."""
     if not len(sys.child):
         return 0.0
-    q = sign * value[sys.child]
-    best = _edge_max(q, sys.offsets, sys.deg)
-    mean = np.bincount(parent, weights=prob * q, minlength=sys.n)
-    rhs = np.where(sys.kind == _DECISION, best, mean)
-    inner = sys.kind != _TERMINAL
-    return float(np.max(np.abs(rhs[inner] - value[inner]))) if inner.any() else 0.0
+    n, offsets = sys.n, sys.offsets
+    worst = 0.0
+    a = 0
+    while a < n:
+        b = int(np.searchsorted(offsets, offsets[a] + block, side="right")) - 1
+        b = min(max(b, a + 1), n)
+        e0, e1 = int(offsets[a]), int(offsets[b])
+        q = sign[e0:e1] * value[sys.child[e0:e1]]
+        best = _edge_max(q, offsets[a : b + 1] - e0, sys.deg[a:b])
+        mean = np.bincount(parent[e0:e1] - a, weights=prob[e0:e1] * q, minlength=b - a)
+        kind = sys.kind[a:b]
+        inner = kind != _TERMINAL
+        if inner.any():
+            rhs = np.where(kind == _DECISION, best, mean)
+            worst = max(worst, float(np.max(np.abs(rhs[inner] - value[a:b][inner]))))
+        a = b
+    return worst
 
 
 def _endless_traps(
