@@ -329,7 +329,7 @@ def test_bellman_residual_in_blocks_equals_in_one_pass(seed: int) -> None:
     value = value_iteration(g).value
     noisy = value + np.random.default_rng(seed).normal(0, 0.1, len(value))
     for v in (value, noisy):
-        whole = _bellman_residual(prep.sys, prep.parent, prep.sign, prep.prob, v, block=1 << 30)
+        whole = _bellman_residual(prep.sys, prep.parent, prep.same, prep.prob, v, block=1 << 30)
         for block in (1, 3, 7):
-            assert _bellman_residual(prep.sys, prep.parent, prep.sign, prep.prob, v, block=block) == whole
-    assert _bellman_residual(prep.sys, prep.parent, prep.sign, prep.prob, noisy) > 0.01
+            assert _bellman_residual(prep.sys, prep.parent, prep.same, prep.prob, v, block=block) == whole
+    assert _bellman_residual(prep.sys, prep.parent, prep.same, prep.prob, noisy) > 0.01

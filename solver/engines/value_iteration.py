@@ -219,8 +219,8 @@ def value_iteration(
     n = graph.n
     prep = _prepare(graph, tiers)
     kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
-    to_move, same, sign, chance_edge, prob, tiers = (
-        prep.to_move, prep.same, prep.sign, prep.chance_edge, prep.prob, prep.tiers
+    to_move, same, chance_edge, prob, tiers = (
+        prep.to_move, prep.same, prep.chance_edge, prep.prob, prep.tiers
     )
     sys = prep.sys
     schedule = _schedule(sys, tiers)
@@ -238,7 +238,7 @@ def value_iteration(
         result = end_win - end_loss
     check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
-    weight = sign * prob
+    weight = np.where(same, prob, -prob)  # the sign of each move's child times its probability
     sweeps = pol_sweeps = 0
     per_tier: dict[int, dict[str, float]] = {}
     rounds: list[dict[str, float]] = []
@@ -273,7 +273,7 @@ def value_iteration(
         payoff = p_win - p_loss
 
         # 4. certificate ------------------------------------------------------------------------
-        bellman = _bellman_residual(sys, parent, sign, prob, payoff)
+        bellman = _bellman_residual(sys, parent, same, prob, payoff)
         trapped = [
             int(_endless_traps(sys, parent, to_move, payoff, best, player, check_tol).sum())
             for player in (0, 1)
@@ -322,10 +322,15 @@ class _Prepared:
     parent: np.ndarray
     to_move: np.ndarray
     same: np.ndarray
-    sign: np.ndarray
     chance_edge: np.ndarray
     prob: np.ndarray
     tiers: np.ndarray
+
+    @property
+    def sign(self) -> np.ndarray:
+        """+1 where a move's child has the same side to move, else -1 (built when asked: one
+        float per move is not kept for the whole solve)."""
+        return np.where(self.same, 1.0, -1.0)
 
 
 def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
@@ -344,14 +349,16 @@ def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
     parent = np.repeat(np.arange(n, dtype=np.int64), deg)
     to_move = np.asarray(graph.to_move)
     same = to_move[child] == to_move[parent]
-    sign = np.where(same, 1.0, -1.0)
     chance_edge = kind[parent] == _CHANCE
     if graph.probs is None:
         if np.any(chance_edge):
             raise ValueError("the graph has chance nodes but no probabilities")
         prob = np.ones(len(child), dtype=np.float64)
     else:
-        prob = np.where(chance_edge, np.asarray(graph.probs, dtype=np.float64), 1.0)
+        prob = np.asarray(graph.probs, dtype=np.float64)
+        if not bool(np.all(prob[~chance_edge] == 1.0)):  # not 1.0 off chance nodes: a copy that is
+            prob = np.where(chance_edge, prob, 1.0)
+        # (else the graph's own array is used: never written to here)
     if tiers is None:
         tiers = np.zeros(n, dtype=np.int64)
     tiers = np.asarray(tiers, dtype=np.int64)
@@ -360,7 +367,7 @@ def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
     if np.any(tiers[child] < tiers[parent]):
         raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
     sys = _System(n, kind, offsets, child, deg, np.asarray(to_move, dtype=np.int64))
-    return _Prepared(sys, kind, offsets, child, deg, parent, to_move, same, sign, chance_edge, prob, tiers)
+    return _Prepared(sys, kind, offsets, child, deg, parent, to_move, same, chance_edge, prob, tiers)
 
 
 def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -377,7 +384,7 @@ def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: 
     return best
 
 
-def _bellman_residual(sys: "_System", parent: np.ndarray, sign: np.ndarray, prob: np.ndarray, value: np.ndarray,
+def _bellman_residual(sys: "_System", parent: np.ndarray, same: np.ndarray, prob: np.ndarray, value: np.ndarray,
                       block: int = 1 << 22) -> float:
     """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions.
     Computed over blocks of positions with about ``block`` moves each, so its per-move
@@ -391,7 +398,8 @@ def _bellman_residual(sys: "_System", parent: np.ndarray, sign: np.ndarray, prob
         b = int(np.searchsorted(offsets, offsets[a] + block, side="right")) - 1
         b = min(max(b, a + 1), n)
         e0, e1 = int(offsets[a]), int(offsets[b])
-        q = sign[e0:e1] * value[sys.child[e0:e1]]
+        q = value[sys.child[e0:e1]]
+        q = np.where(same[e0:e1], q, -q)
         best = _edge_max(q, offsets[a : b + 1] - e0, sys.deg[a:b])
         mean = np.bincount(parent[e0:e1] - a, weights=prob[e0:e1] * q, minlength=b - a)
         kind = sys.kind[a:b]
