@@ -444,9 +444,25 @@ def cmd_list(args: argparse.Namespace) -> int:
                 if pname in cls.large_presets:
                     tiers = callable(getattr(cls, "tier_of", None))
                     how = "; solved tier by tier, out of core" if tiers else ""
+                    if tiers:
+                        how = _tiered_fit(cls, values) or how
                     print(f"      (too large for the whole-graph solver here: {cls.large_presets[pname]}{how})")
         print()
     return 0
+
+
+def _tiered_fit(cls: Any, values: dict[str, Any]) -> str | None:
+    """For ``pyramids list``: why a preset does not fit the tiered solver on this machine either
+    (its measured tier sizes against the free memory), else ``None``."""
+    from solver.engines.tiered import _available_memory, estimate
+
+    est = estimate(cls.from_params(values))
+    mem = _available_memory()
+    if est is None or mem is None or est["memory"] <= mem:
+        return None
+    least = "at least " if est.get("at_least") else ""
+    return (f"; tier by tier too large here as well: its largest tier ({least}{est['largest_tier']:,} "
+            f"positions, measured) needs {least}{est['memory'] / 2**30:.0f} GB, {mem / 2**30:.0f} GB is free")
 
 
 def cmd_check(args: argparse.Namespace) -> int:

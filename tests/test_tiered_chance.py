@@ -14,7 +14,6 @@ with dice.
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -228,3 +227,14 @@ def test_carrots_4x4_is_refused_at_once_by_its_measured_tier_sizes(tmp_path, cap
     assert code == 2 and len(lines) == 1, err
     assert "needs at least" in lines[0] and "50,693,916" in lines[0] and "--ignore-estimate" in lines[0]
     assert not list(tmp_path.rglob("*.npy"))
+
+
+def test_list_says_carrots_4x4_does_not_fit_tier_by_tier_either(capsys, monkeypatch):
+    from tests.clirun import run
+
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 22 * 2**30)
+    code, out, _ = run(capsys, "list", "carrots")
+    line = next(x for x in out.splitlines() if "too large" in x)
+    assert code == 0 and "tier by tier too large here as well" in line and "at least 50,693,916" in line
+    code, out, _ = run(capsys, "list", "override")
+    assert code == 0 and "tier by tier too large" not in out and "solved tier by tier, out of core" in out

@@ -432,8 +432,10 @@ def _check_kinds(game: Game, kind: np.ndarray) -> None:
     chance_ok = stochastic(game)
     if (((kind == NodeKind.CHANCE) & (not chance_ok)) | (kind == NodeKind.SIMULTANEOUS)).any():
         what = "dice or random setups" if (kind == NodeKind.CHANCE).any() else "secret simultaneous choices"
+        hint = (" (a game with dice during play sets chance_in_play = True: its tiers are solved by value "
+                "iteration)" if what.startswith("dice") else "")
         raise TooBigError(f"{game.variant.label()} has {what}; the tiered solver handles games without "
-                          "them so far: solve it without --tiered")
+                          f"them so far: solve it without --tiered{hint}")
 
 
 # --- phase 2: solving --------------------------------------------------------------------------

@@ -159,8 +159,7 @@ class Carrots(Game[CarrotsState]):
     largest_preset: ClassVar[str] = "3x3"
     large_presets: ClassVar[Mapping[str, str]] = {
         "4x4": "up to 3e9 positions after symmetry (more than 301,000,000 found by ply 11, measured), "
-               "past what the in-memory solver holds in 24 GiB; tier by tier, its tier of 2 planted "
-               "alone holds 50,693,916 positions (measured), past what value iteration holds per tier here",
+               "past what the in-memory solver holds in 24 GiB",
     }
     #: measured by the tiered discovery (tiers 0-2: 12,351 + 1,286,336 + 50,693,916 positions; tier 3
     #: had not finished after 29 minutes at 8.3 GB): lower bounds, enough to refuse at once
