@@ -14,6 +14,7 @@ with dice.
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -281,3 +282,29 @@ def test_list_says_carrots_4x4_does_not_fit_tier_by_tier_either(capsys, monkeypa
     assert code == 0 and "tier by tier too large here as well" in line and "at least 50,693,916" in line
     code, out, _ = run(capsys, "list", "override")
     assert code == 0 and "tier by tier too large" not in out and "solved tier by tier, out of core" in out
+
+
+@pytest.mark.parametrize("point", ["tier-discovered#4", "tier-solved#3", "write:tier-5.parquet"])
+def test_killed_dice_solve_resumes_to_the_same_table(tmp_path, point):
+    """SIGKILL at a step of a tiered dice solve: the same call again resumes and ends with the
+    table of an uninterrupted run."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    script = ("from solver.engines import tiered; from tests.test_tiered_chance import TieredDiceRace; "
+              f"tiered.solve_tiered(TieredDiceRace.from_params({{'target': 5}}), out={str(tmp_path / 'k')!r}, "
+              "workers=1)")
+    env = {**os.environ, "PYRAMIDS_FAULT": f"KILL@{point}", "PYTHONPATH": str(repo)}
+    killed = subprocess.run([sys.executable, "-c", script], env=env, cwd=repo, capture_output=True, text=True,
+                            timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    game = TieredDiceRace.from_params({"target": 5})
+    notes: list[str] = []
+    tiered.solve_tiered(game, out=tmp_path / "k", workers=1, notes=notes)
+    assert any("resuming" in n for n in notes), notes
+    tiered.solve_tiered(game, out=tmp_path / "ref", workers=1)
+    a, b = load(game, out=tmp_path / "ref").positions, load(game, out=tmp_path / "k").positions
+    assert a.equals(b)
