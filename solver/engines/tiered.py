@@ -527,16 +527,21 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         _release_children(run, info)
 
 
+def tier_arrays(run: Run, t: int) -> tuple[np.ndarray, ...]:
+    """A tier's discovered keys and plies, and empty node kind, side to move and terminal result
+    arrays for its positions (filled as the tier is expanded)."""
+    keys = np.load(run.discover / f"keys-{t}.npy")
+    ply = np.load(run.discover / f"ply-{t}.npy")
+    n = len(keys)
+    return keys, ply, np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
+
+
 def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     """:func:`solve_tier_task` with reverse lists of the moves inside the tier."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
-    keys = np.load(run.discover / f"keys-{t}.npy")
-    ply = np.load(run.discover / f"ply-{t}.npy")
+    keys, ply, kind, to_move, result = tier_arrays(run, t)
     n = len(keys)
-    kind = np.empty(n, np.int8)
-    to_move = np.empty(n, np.int8)
-    result = np.zeros(n, np.int8)
     tmargin = np.zeros(n, np.int32)
     outdeg = np.zeros(n, np.int32)
     no_rem = NO_REMOTENESS

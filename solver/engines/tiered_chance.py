@@ -71,7 +71,7 @@ def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
 
 def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     """Solve one tier of a game with chance nodes and write its tier file; returns its stats."""
-    from solver.engines.tiered import _expansions, tier_file, tier_name
+    from solver.engines.tiered import _expansions, tier_arrays, tier_file, tier_name
     from solver.engines.value_iteration import value_iteration
 
     from solver.engines.tiered import _available_memory
@@ -84,12 +84,8 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         raise TooBigError(f"tier {t} ({tier_name(game, t)}) has {info.positions:,} positions and needs about "
                           f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
                           "free here (the finished tiers are kept: run again on a larger machine to resume)")
-    keys = np.load(run.discover / f"keys-{t}.npy")
-    ply = np.load(run.discover / f"ply-{t}.npy")
+    keys, ply, kind, to_move, result = tier_arrays(run, t)
     n = len(keys)
-    kind = np.empty(n, np.int8)
-    to_move = np.empty(n, np.int8)
-    result = np.zeros(n, np.int8)
     deg = np.zeros(n, np.int64)
     kids_parts: list[np.ndarray] = []
     prob_parts: list[np.ndarray] = []
