@@ -457,12 +457,6 @@ def check_tol(tol: float) -> float:
     return t
 
 
-def _tiered_stochastic(game: Game) -> bool:
-    from solver.engines.tiered import stochastic
-
-    return stochastic(game)
-
-
 def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> bool:
     """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
@@ -589,12 +583,13 @@ def solve(
                            f"(setup=all); {game.variant.label()} is solved whole, in this process: drop "
                            "them (or add --tiered if the game names tiers)")
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
-    if use_tiers and low_memory and _tiered_stochastic(game):
+    from solver.engines import tiered as _tiered
+
+    if use_tiers and low_memory and _tiered.stochastic(game):
         raise VariantError(f"--low-memory solves tiers without dice; {game.variant.label()} has dice, its "
                            "tiers are solved by value iteration with their moves in memory: drop --low-memory")
     notes = notes if notes is not None else []
     path = folder / POSITIONS
-    from solver.engines import tiered as _tiered
 
     if (path.exists() or _tiered.is_tiered(folder)) and not force:
         try:

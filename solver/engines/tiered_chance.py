@@ -53,7 +53,7 @@ CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
 def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
     """The rows of tier ``u``'s file whose keys are ``need`` (sorted, unique), in that order;
     read row group by row group with the key range as predicate."""
-    from solver.engines.tiered import tier_file
+    from solver.engines.tiered import _check_found, tier_file
 
     path = run.tiers_dir / tier_file(u)
     if not path.exists():
@@ -62,19 +62,16 @@ def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
     df = (pl.scan_parquet(path).select(CHILD_COLUMNS)
           .filter((pl.col("key") >= lo) & (pl.col("key") <= hi)).collect())
     keys = df["key"].to_numpy()
-    idx = np.minimum(lookup_sorted(keys, need), max(len(keys) - 1, 0))
-    if len(keys) == 0 or not np.array_equal(keys[idx], need):
-        raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
-                         "files are damaged; solve again with --force")
+    idx = lookup_sorted(keys, need)
+    _check_found(keys, idx, need, t, u)
     return df[idx]
 
 
 def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     """Solve one tier of a game with chance nodes and write its tier file; returns its stats."""
-    from solver.engines.tiered import _expansions, tier_arrays, tier_file, tier_name
+    from solver.core.arrays import SortedLookup
+    from solver.engines.tiered import _available_memory, _expansions, _split_inside, tier_arrays, tier_file, tier_name
     from solver.engines.value_iteration import value_iteration
-
-    from solver.engines.tiered import _available_memory
     from solver.errors import TooBigError
 
     t0 = time.perf_counter()
@@ -98,25 +95,15 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         kids_parts.append(np.asarray(exp.children, dtype=np.uint64))
         prob_parts.append(np.ones(len(exp.children)) if exp.probs is None
                           else np.asarray(exp.probs, dtype=np.float64))
-    if ((kind == NodeKind.SIMULTANEOUS)).any():
-        raise TableError(f"tier {t} has secret simultaneous choices, which the tiered solver does not "
-                         "handle yet; solve without --tiered")
     kids = np.concatenate(kids_parts) if kids_parts else np.empty(0, np.uint64)
     probs = np.concatenate(prob_parts) if prob_parts else np.empty(0)
     del kids_parts, prob_parts
     t_expand = time.perf_counter() - t0
-    ct = np.asarray(game.tier_of(kids), dtype=np.int64) if len(kids) else np.empty(0, np.int64)
-    if (ct < t).any():
-        raise TableError(f"{game.name}.tier_of is not monotone: tier {t} reaches tier {int(ct[ct < t][0])}")
-    inside = ct == t
+    # children inside the tier: their rows (discovery already refused simultaneous nodes and
+    # tiers that fall; a tier this one's discovery did not record is refused below)
+    ct, inside, rows = _split_inside(game, t, kids, keys, SortedLookup(keys))
     child = np.empty(len(kids), np.int64)
-    if inside.any():
-        rows = lookup_sorted(keys, kids[inside])
-        found = keys[np.minimum(rows, n - 1)] if n else kids[inside][:0]
-        if not np.array_equal(found, kids[inside]):
-            raise TableError(f"tier {t} lacks a position that one of its own moves reaches: the discovery "
-                             "files are damaged; solve again with --force")
-        child[inside] = rows
+    child[inside] = rows
     # children in other tiers: one terminal row each, holding its finished probabilities
     out_keys: list[np.ndarray] = []
     out_player: list[np.ndarray] = []
