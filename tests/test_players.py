@@ -323,11 +323,11 @@ def test_alphabeta_averages_chance_nodes():
 # --- MCTS and decoupled UCT ------------------------------------------------------------------
 
 def test_mcts_keeps_the_exact_value_of_most_blam_positions(blam_solution):
-    """Measured with these seeds: MCTS (100 playouts) keeps the value on 84% of its moves (102
-    of 121), random play on 51%."""
+    """Measured with these seeds: MCTS (100 playouts) keeps the value on 84% of its moves (286
+    of 340), random play on 58% (10-game samples of MCTS ranged from 73% to 93%, hence 30)."""
     game, sol = blam_solution
-    mcts = calibrate(game, make_player("mcts", budget=100), sol, games=10, seed=0)
-    rand = calibrate(game, make_player("random"), sol, games=10, seed=0)
+    mcts = calibrate(game, make_player("mcts", budget=100), sol, games=30, seed=0)
+    rand = calibrate(game, make_player("random"), sol, games=30, seed=0)
     assert mcts.moves > 50
     assert mcts.share_kept[0] >= 0.75
     assert mcts.share_kept[0] >= rand.share_kept[0] + 0.15
@@ -366,14 +366,20 @@ def test_decoupled_uct_finds_the_support_of_a_matrix_game():
 
 def test_decoupled_uct_approaches_a_mixed_equilibrium():
     """Payoffs (player 1's expected result) [[1, -1], [-1, 1/2]]: by hand, both players play the
-    first action with probability 3/7 (each makes the other indifferent)."""
+    first action with probability 3/7 (each makes the other indifferent). One search of 1,000
+    iterations lands within about 0.12 of it (measured over 8 seeds), so the test averages 8
+    searches: their mean within 0.06 (measured: 0.03)."""
     game = _matrix_game([[1, 0], [0, Fraction(3, 4)]])  # win chance 3/4 = expected result 1/2
-    for seed in range(2):
+    xs, ys = [], []
+    for seed in range(8):
         rng = np.random.default_rng(seed)
         (_, x), (_, y) = MCTSPlayer(budget=1000).strategies(game, 0, rng)
-        assert abs(x[0] - 3 / 7) < 0.08 and abs(y[0] - 3 / 7) < 0.08
+        assert abs(x[0] - 3 / 7) < 0.2 and abs(y[0] - 3 / 7) < 0.2
+        xs.append(x[0])
+        ys.append(y[0])
         joint = MCTSPlayer(budget=50).choose_joint(game, 0, rng)
         assert joint[0] in (0, 1) and joint[1] in (0, 1)
+    assert abs(np.mean(xs) - 3 / 7) < 0.06 and abs(np.mean(ys) - 3 / 7) < 0.06
 
 
 def test_mcts_mix_at_a_petal_round_start_is_a_strategy_over_the_orders(tmp_path):

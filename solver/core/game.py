@@ -108,6 +108,18 @@ class Expansion:
     sim_rows: np.ndarray | None = None
 
 
+@dataclass(frozen=True)
+class Playout:
+    """What :meth:`Game.random_playout` returns: the position reached, the choices made, and,
+    per choice, the index of the action taken in ``legal_actions`` and how many there were (so a
+    test can replay the playout with the readable rules)."""
+
+    state: Any
+    choices: int
+    taken: np.ndarray
+    counts: np.ndarray
+
+
 class Game(ABC, Generic[State]):
     """Base class of every game. Subclasses set the class attributes and the abstract methods.
 
@@ -392,6 +404,16 @@ class Game(ABC, Generic[State]):
         for acts in lists:
             out = [prefix + (a,) for prefix in out for a in acts]
         return out
+
+    # --- compiled random play -----------------------------------------------------------
+    def random_playout(self, state: State, max_choices: int, seed: int) -> Playout | None:
+        """A compiled random playout from ``state``: at every decision an action drawn uniformly
+        from :meth:`legal_actions`, until the game ends or ``max_choices`` choices were made;
+        reproducible from ``seed``. ``None`` (the default) when the game (or this position) has
+        none: players then play out with the readable rules. A game that overrides this must be
+        proven equal to its rules by replaying the ``taken`` indices (``tests/test_playouts.py``).
+        """
+        return None
 
     # --- conveniences -----------------------------------------------------------------
     def is_terminal(self, state: State) -> bool:

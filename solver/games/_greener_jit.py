@@ -158,3 +158,51 @@ def _key(board, player, passes, canonical, image, best, gathers, nsym, n, green,
     else:
         r = _rank(board, n, green, cum, s_m, s_h, s_gr, heights, greens)
     return np.uint64((r * 2 + player) * 3 + passes)
+
+
+@njit(cache=True, nogil=True)
+def playout_kernel(board, player, passes, max_moves, seed, colour, heights, greens, pair_src, pair_off,
+                   pair_cells, taken, counts):
+    """Random play from ``board`` (cell codes, changed in place; ``colour``/``heights``/``greens``
+    decode a code): every capture of the mover listed in the order of :meth:`Greener.captures`
+    and one drawn uniformly, a pass when there is none, until two passes in a row or
+    ``max_moves`` choices. Returns ``(player, passes, choices)``; ``taken`` and ``counts`` get
+    each choice's index and the number of choices there were. A capture's stack is coded as
+    :func:`solver.games.greener.stack_code` does: ``h * h - h + 2 + 2 * greens + colour``."""
+    np.random.seed(seed)
+    npairs = len(pair_src)
+    cap_src = np.empty(npairs, dtype=np.int64)
+    cap_dst = np.empty(npairs, dtype=np.int64)
+    moves = 0
+    while passes < 2 and moves < max_moves:
+        ncap = 0
+        for p in range(npairs):
+            src = pair_src[p]
+            if colour[board[src]] != player:
+                continue
+            for j in range(pair_off[p], pair_off[p + 1]):
+                c = pair_cells[j]
+                if board[c] != 0:
+                    cap_src[ncap] = src
+                    cap_dst[ncap] = c
+                    ncap += 1
+                    break
+        if ncap == 0:
+            taken[moves] = 0
+            counts[moves] = 1
+            passes += 1
+        else:
+            i = int(np.random.random() * ncap)
+            if i >= ncap:
+                i = ncap - 1
+            taken[moves] = i
+            counts[moves] = ncap
+            s = board[cap_src[i]]
+            d = board[cap_dst[i]]
+            h = heights[s] + heights[d]
+            board[cap_dst[i]] = h * h - h + 2 + 2 * (greens[s] + greens[d]) + colour[s]
+            board[cap_src[i]] = 0
+            passes = 0
+        player = 1 - player
+        moves += 1
+    return player, passes, moves

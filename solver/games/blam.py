@@ -60,11 +60,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout, Result
 from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
+from solver.games._blam_jit import playout_kernel
 
 #: the pass action (a player whose stash is empty)
 PASS = -1
@@ -132,6 +133,7 @@ class Blam(Game[BlamState]):
         self.smaller_only: bool = v.push_smaller_only
         self.captures_tiebreak: bool = v.tiebreak == "captures"
         self._rays = self._make_rays()
+        self._playout_rays: tuple[np.ndarray, ...] | None = None
         self._perms = grid_symmetries(self.rows, self.cols)
         self._setup_keys()
 
@@ -254,6 +256,30 @@ class Blam(Game[BlamState]):
         else:
             results = tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
         return Outcome(results, scores)
+
+    # --- compiled random play ----------------------------------------------------------
+    def random_playout(self, state: BlamState, max_choices: int, seed: int) -> Playout:
+        """Random placements from ``state`` in the compiled kernel
+        (:func:`solver.games._blam_jit.playout_kernel`), any board size and number of players."""
+        if self._playout_rays is None:
+            cell_off, ray_off, cells = [0], [0], []
+            for rays in self._rays:
+                for ray in rays:
+                    cells.extend(ray)
+                    ray_off.append(len(cells))
+                cell_off.append(len(ray_off) - 1)
+            self._playout_rays = tuple(np.array(a, dtype=np.int64) for a in (cell_off, ray_off, cells))
+        cap = max(0, int(max_choices))
+        taken = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=np.int64)
+        board = np.array(state.board, dtype=np.int64)
+        stash = np.array(state.stash, dtype=np.int64)
+        treasure = np.array(state.treasure, dtype=np.int64)
+        mover, moves = playout_kernel(board, stash, treasure, state.mover, cap, int(seed) % 2**32, self.chain,
+                                      self.smaller_only, *self._playout_rays, taken, counts)
+        end = BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),
+                        treasure=tuple(map(tuple, treasure.tolist())), mover=int(mover))
+        return Playout(end, int(moves), taken[:moves], counts[:moves])
 
     # --- keys -------------------------------------------------------------------------
     def _setup_keys(self) -> None:

@@ -43,12 +43,12 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 import numpy as np
 from numba import njit
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout, Result
 from solver.core.picture import Piece, Picture
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
-from solver.games._greener_jit import _unrank, expand_kernel
+from solver.games._greener_jit import _unrank, expand_kernel, playout_kernel
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 BLACK, WHITE, GREEN = 0, 1, 2
@@ -362,6 +362,7 @@ class Greener(Game[GreenerState]):
         self._ranker: BoardRanker | None = None
         self._setups: list[tuple[tuple[int, ...], Fraction]] | None = None
         self._tables: dict[str, Any] | None = None
+        self._playout_tables: tuple[np.ndarray, ...] | None = None
 
     # --- variant checks ----------------------------------------------------------------
     def check_variant(self, variant: Variant) -> None:
@@ -616,6 +617,33 @@ class Greener(Game[GreenerState]):
         if w > b:
             return Outcome.win_for(WHITE, 2, scores)
         return Outcome((Result.TIE, Result.TIE), scores)
+
+    # --- compiled random play ----------------------------------------------------------
+    def random_playout(self, state: GreenerState, max_choices: int, seed: int) -> Playout | None:
+        """Random captures (and passes) from ``state`` in the compiled kernel
+        (:func:`solver.games._greener_jit.playout_kernel`), any board size; ``None`` at the
+        setup=all root (a chance node)."""
+        if state.root:
+            return None
+        n = self.cells
+        if self._playout_tables is None:
+            pairs = [(src, ray) for src in range(n) for ray in self._rays[src] if ray]
+            off = np.zeros(len(pairs) + 1, dtype=np.int64)
+            np.cumsum([len(ray) for _, ray in pairs], out=off[1:])
+            parts = [stack_parts(code) or (-1, 0, 0) for code in range(codes_up_to_height(n))]
+            self._playout_tables = (
+                *(np.array(column, dtype=np.int64) for column in zip(*parts)),
+                np.array([src for src, _ in pairs], dtype=np.int64), off,
+                np.array([c for _, ray in pairs for c in ray], dtype=np.int64),
+            )
+        cap = max(0, int(max_choices))
+        taken = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=np.int64)
+        board = np.array(state.board, dtype=np.int64)
+        player, passes, moves = playout_kernel(board, state.to_move, state.passes, cap, int(seed) % 2**32,
+                                               *self._playout_tables, taken, counts)
+        return Playout(GreenerState(tuple(board.tolist()), int(player), int(passes)), int(moves),
+                       taken[:moves], counts[:moves])
 
     # --- tiers -------------------------------------------------------------------------
     # Every capture merges two stacks (one more empty cell), and nothing ever splits a stack or

@@ -52,11 +52,12 @@ from typing import ClassVar, NamedTuple, Union
 
 import numpy as np
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
+from solver.games._override_jit import playout_kernel
 
 COLOURS = "AB"
 SIZES = "SML"
@@ -172,6 +173,7 @@ class Override(Game[OverrideState]):
         self.centre: int | None = (n * n) // 2 if (variant.centre_rule and n % 2 == 1) else None
         self._build_geometry()
         self._build_encoding()
+        self._playout_geometry: tuple[np.ndarray, np.ndarray] | None = None
 
     def too_big(self) -> str | None:
         return None if self.fits_64 else "its position keys exceed 64 bits"
@@ -335,6 +337,32 @@ class Override(Game[OverrideState]):
         if w is None:
             raise ValueError("outcome() of a position where the game is not over")
         return Outcome.win_for(w)
+
+    # --- compiled random play ----------------------------------------------------------
+    def random_playout(self, state: OverrideState, max_choices: int, seed: int) -> Playout:
+        """Random actions from ``state`` in the compiled kernel
+        (:func:`solver.games._override_jit.playout_kernel`), any board size."""
+        n = self.cells
+        if self._playout_geometry is None:
+            self._playout_geometry = (np.array(self.edges, dtype=np.int64).reshape(-1, 2),
+                                      np.array(self.lines, dtype=np.int64).reshape(-1, self.line))
+        stack = np.zeros((n, 3), dtype=np.int64)
+        height = np.zeros(n, dtype=np.int64)
+        for x, st in enumerate(state.stacks):
+            height[x] = len(st)
+            stack[x, :len(st)] = st
+        src, dst = state.last if state.last is not None else (-1, -1)
+        cap = max(0, int(max_choices))
+        taken = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=np.int64)
+        centre = -1 if self.centre is None else self.centre
+        player, src, dst, moves = playout_kernel(stack, height, state.player, src, dst, cap, int(seed) % 2**32,
+                                                 self.per_size, centre, self.no_undo, *self._playout_geometry,
+                                                 taken, counts)
+        rows = stack.tolist()
+        stacks = tuple(tuple(rows[x][:h]) for x, h in enumerate(height.tolist()))
+        end = OverrideState(stacks, int(player), None if src < 0 else (int(src), int(dst)))
+        return Playout(end, int(moves), taken[:moves], counts[:moves])
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: OverrideState) -> int:

@@ -5,7 +5,10 @@ Every move runs ``budget`` iterations from the current position, each one: **sel
 tree, **expand** one new position, **play out** at random to the end of the game (or for at most
 ``playout_moves`` choices, then score the position with the game's evaluation,
 :mod:`solver.players.evals`), and **back up** the result. The tree is built afresh for each move
-(no reuse) and is keyed by the path of actions (no transpositions).
+(no reuse) and is keyed by the path of actions (no transpositions). Playouts run in the game's
+compiled kernel (:meth:`solver.core.game.Game.random_playout`: Greener, Blam!, Override) where it
+has one, proven equal to the rules by ``tests/test_playouts.py``; ``playouts="rules"`` forces the
+readable rules.
 
 * Decision node: UCB1 over the node's actions, every untried action first (in random order), then
   the largest ``mean + c * sqrt(ln N / n)``, the mean being the mover's result rescaled to [0, 1]
@@ -52,10 +55,12 @@ _DECISION, _CHANCE, _SIMULTANEOUS, _TERMINAL = (int(NodeKind.DECISION), int(Node
 
 
 class _Node:
-    """One position of the search tree (see the module docstring)."""
+    """One position of the search tree (see the module docstring). Its actions (or outcomes) are
+    listed only when a search first passes through it (:meth:`expand`), not when it is created
+    for a playout."""
 
     __slots__ = ("state", "kind", "player", "actions", "children", "n", "w", "untried", "visits",
-                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg")
+                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg", "ready")
 
     def __init__(self, game: Game, state: Any, rng: np.random.Generator) -> None:
         self.state = state
@@ -63,6 +68,14 @@ class _Node:
         kind = int(game.node_kind(state))
         self.kind = kind
         self.player = game.to_move(state)
+        self.ready = kind == _TERMINAL
+        if kind == _TERMINAL:
+            self.values = terminal_values(game, state)
+
+    def expand(self, game: Game, rng: np.random.Generator) -> None:
+        """List the node's actions, outcomes or both players' actions (once)."""
+        self.ready = True
+        kind, state = self.kind, self.state
         if kind == _DECISION:
             self.actions = game.legal_actions(state)
             k = len(self.actions)
@@ -87,8 +100,6 @@ class _Node:
             self.reg = [[0.0] * len(acts) for acts in self.lists]  # regret matching: regrets
             self.avg = [[0.0] * len(acts) for acts in self.lists]  # and the summed strategies
             self.children = {}
-        else:
-            self.values = terminal_values(game, state)
 
 
 def _rm_pick(reg: list[float], avg: list[float], gamma: float, rng: np.random.Generator) -> tuple[int, float]:
@@ -127,7 +138,9 @@ def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random
 class MCTSPlayer(Player):
     """UCT with ``budget`` playouts per move (default 1000) and exploration constant ``c``
     (default 1.4); random playouts stop after ``playout_moves`` choices (default 200) and are
-    then scored by the game's evaluation. Secret simultaneous choices: ``simultaneous`` =
+    then scored by the game's evaluation; they run in the game's compiled kernel
+    (:meth:`Game.random_playout`) where it has one, or with ``playouts="rules"`` always through
+    the readable rules (the same distribution of play, another stream of random numbers). Secret simultaneous choices: ``simultaneous`` =
     ``"rm"`` (regret matching with exploration ``gamma``, default 0.1) or ``"ucb"`` (decoupled
     UCT)."""
 
@@ -137,6 +150,7 @@ class MCTSPlayer(Player):
     playout_moves: int = 200
     simultaneous: str = "rm"
     gamma: float = 0.1
+    playouts: str = "compiled"
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -153,11 +167,18 @@ class MCTSPlayer(Player):
                                   what="regret matching's share of uniform exploration")
         if not 0.0 < self.gamma <= 1.0:
             raise VariantError(f"mcts: gamma must be in (0, 1], not {self.gamma} (e.g. gamma=0.1)")
+        way = str(self.playouts).strip().lower()
+        if way not in ("compiled", "rules"):
+            raise VariantError(f"mcts: playouts must be 'compiled' (the game's compiled random playout where it "
+                               f"has one) or 'rules' (the readable rules), not {self.playouts!r} (e.g. playouts=rules)")
+        self.playouts = way
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
         if self.simultaneous != "rm" or self.gamma != 0.1:
             out.update(simultaneous=self.simultaneous, gamma=self.gamma)
+        if self.playouts != "compiled":
+            out["playouts"] = self.playouts
         return out
 
     # --- the interface --------------------------------------------------------------------
@@ -199,6 +220,7 @@ class MCTSPlayer(Player):
     def run(self, game: Game, state: Any, rng: np.random.Generator) -> _Node:
         """Build the tree of ``budget`` iterations from ``state``; returns its root."""
         root = _Node(game, state, rng)
+        root.expand(game, rng)
         if root.kind == _DECISION and len(root.actions) == 1:
             return root
         evaluate = self._evaluate or evaluation_for(game)
@@ -216,6 +238,8 @@ class MCTSPlayer(Player):
             if kind == _TERMINAL:
                 values = node.values
                 break
+            if not node.ready:
+                node.expand(game, rng)
             if kind == _DECISION:
                 if node.untried:
                     i = node.untried.pop()
@@ -295,6 +319,10 @@ class MCTSPlayer(Player):
             return node.values
         state = node.state
         moves = 0
+        if self.playouts == "compiled":
+            fast = game.random_playout(state, self.playout_moves, int(rng.integers(2**32)))
+            if fast is not None:  # the rules go on from where the kernel stopped (if anywhere)
+                state, moves = fast.state, fast.choices
         node_kind, legal, apply = game.node_kind, game.legal_actions, game.apply
         while True:
             kind = node_kind(state)
