@@ -111,13 +111,15 @@ class Expansion:
 @dataclass(frozen=True)
 class Playout:
     """What :meth:`Game.random_playout` returns: the position reached, the choices made, and,
-    per choice, the index of the action taken in ``legal_actions`` and how many there were (so a
-    test can replay the playout with the readable rules)."""
+    per choice, the index of the action taken in ``legal_actions`` and how many there were, and
+    the chance outcomes drawn in order (so a test can replay the playout with the readable
+    rules)."""
 
     state: Any
     choices: int
     taken: np.ndarray
     counts: np.ndarray
+    outcomes: tuple = ()
 
 
 class Game(ABC, Generic[State]):
@@ -408,7 +410,8 @@ class Game(ABC, Generic[State]):
     # --- compiled random play -----------------------------------------------------------
     def random_playout(self, state: State, max_choices: int, seed: int) -> Playout | None:
         """A compiled random playout from ``state``: at every decision an action drawn uniformly
-        from :meth:`legal_actions`, until the game ends or ``max_choices`` choices were made;
+        from :meth:`legal_actions` (at a chance node an outcome with the game's probabilities),
+        until the game ends or ``max_choices`` choices were made;
         reproducible from ``seed``. ``None`` (the default) when the game (or this position) has
         none: players then play out with the readable rules. A game that overrides this must be
         proven equal to its rules by replaying the ``taken`` indices (``tests/test_playouts.py``).

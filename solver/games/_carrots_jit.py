@@ -141,3 +141,191 @@ def _child_key(kid, mir, col_is_black, mirror, mirror1, group_start, group_len, 
         if other < key:
             key = other
     return key
+
+
+# --- compiled random playouts (Carrots.random_playout) -----------------------------------------
+# The position is the board (codes ``1 + 3 * colour + size``, 0 empty), the player to move, the
+# square of the pyramid last moved (-1 none) and the roll (-1: dice to roll, else the effective
+# roll ``cmask << 3 | smask``). The rules are those of Carrots.winner, chance_outcomes,
+# legal_actions and apply; tests/test_playouts.py replays every roll and choice under them.
+_BLACK = 4
+
+
+@njit(cache=True, nogil=True)
+def _complete(board, player, corner, side, owner, nbr, group, seen, todo):
+    c0 = corner[player]
+    code = board[c0]
+    if code == 0 or owner[(code - 1) // 3] != player:
+        return False
+    seen[:] = 0
+    seen[c0] = 1
+    todo[0] = c0
+    top = 1
+    count = 1
+    while top > 0:
+        top -= 1
+        sq = todo[top]
+        for k in range(4):
+            nb = nbr[sq, k]
+            if nb < 0 or seen[nb] or not side[player, nb]:
+                continue
+            code = board[nb]
+            if code != 0 and owner[(code - 1) // 3] == player:
+                seen[nb] = 1
+                todo[top] = nb
+                top += 1
+                count += 1
+    return count >= group
+
+
+@njit(cache=True, nogil=True)
+def _black_ok(board, frm, to, cheb):
+    for sq in range(len(board)):
+        code = board[sq]
+        if sq == frm or code == 0 or (code - 1) // 3 != _BLACK:
+            continue
+        if cheb[to, sq] <= 2:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
+    """Append the plants, moves or black moves with ``(colour, size)`` to ``acts`` (rows
+    ``type, colour, size, from, to``) in the order of ``Carrots._actions_for``; returns the
+    new count. With ``acts`` of no rows, only counts up to the first one (an 'any' test)."""
+    n = len(board)
+    code = 1 + 3 * colour + size
+    probe = acts.shape[0] == 0
+    if colour == _BLACK:
+        for sq in range(n):
+            if board[sq] != code or sq == last:
+                continue
+            for k in range(4):
+                nb = nbr[sq, k]
+                if nb >= 0 and board[nb] == 0 and _black_ok(board, sq, nb, cheb):
+                    if probe:
+                        return na + 1
+                    acts[na, 0] = 2
+                    acts[na, 1] = colour
+                    acts[na, 2] = size
+                    acts[na, 3] = sq
+                    acts[na, 4] = nb
+                    na += 1
+        return na
+    on_board = 0
+    for sq in range(n):
+        if board[sq] == code:
+            on_board += 1
+    if per_colour - on_board > 0:
+        for sq in range(n):
+            if board[sq] == 0:
+                if probe:
+                    return na + 1
+                acts[na, 0] = 0
+                acts[na, 1] = colour
+                acts[na, 2] = size
+                acts[na, 3] = -1
+                acts[na, 4] = sq
+                na += 1
+    for sq in range(n):
+        if board[sq] != code or sq == last:
+            continue
+        for k in range(4):
+            nb = nbr[sq, k]
+            if nb >= 0 and board[nb] == 0:
+                if probe:
+                    return na + 1
+                acts[na, 0] = 1
+                acts[na, 1] = colour
+                acts[na, 2] = size
+                acts[na, 3] = sq
+                acts[na, 4] = nb
+                na += 1
+    return na
+
+
+@njit(cache=True, nogil=True)
+def playout_kernel(board, to_move, last, roll, max_moves, seed, roll_cm, roll_sm, in_play, per_colour,
+                   may_pass, group, corner, side, owner, nbr, cheb, taken, counts, rolls):
+    """Random play: at a turn's start the winner test, then a raw roll of both dice (36 equally
+    likely) reduced to its effective roll, then an action drawn uniformly from the legal ones,
+    until a group is complete or ``max_moves`` choices. Changes ``board`` in place; returns
+    ``(to_move, last, roll, choices, rolls drawn)`` (``roll`` -1 when the game ended or the dice
+    are next); ``rolls`` gets the effective rolls in order."""
+    np.random.seed(seed)
+    n = len(board)
+    seen = np.zeros(n, dtype=np.int64)
+    todo = np.zeros(n, dtype=np.int64)
+    none = np.zeros((0, 5), dtype=np.int64)
+    acts = np.zeros((15 * 5 * n + 1, 5), dtype=np.int64)  # per (colour, size): n plants, 4n moves
+    ok = np.zeros((5, 3), dtype=np.int64)
+    moves = 0
+    nrolls = 0
+    while True:
+        if roll < 0:
+            c0 = _complete(board, 0, corner, side, owner, nbr, group, seen, todo)
+            c1 = _complete(board, 1, corner, side, owner, nbr, group, seen, todo)
+            if c0 or c1:
+                break
+            if moves >= max_moves:
+                break
+            r = int(np.random.random() * 36)
+            if r >= 36:
+                r = 35
+            cm = roll_cm[r]
+            sm = roll_sm[r]
+            for c in range(5):
+                for s in range(3):
+                    ok[c, s] = 0
+                    if (cm >> c) & 1 and (sm >> s) & 1 and (c == _BLACK or in_play[c]):
+                        if _list_actions(board, last, c, s, per_colour, nbr, cheb, none, 0) > 0:
+                            ok[c, s] = 1
+            cmask = 0
+            for c in range(5):
+                if (cm >> c) & 1:
+                    for s in range(3):
+                        if (sm >> s) & 1 and ok[c, s]:
+                            cmask |= 1 << c
+                            break
+            smask = 0
+            for s in range(3):
+                if (sm >> s) & 1:
+                    for c in range(5):
+                        if (cmask >> c) & 1 and ok[c, s]:
+                            smask |= 1 << s
+                            break
+            roll = 0 if cmask == 0 else (cmask << 3) | smask
+            rolls[nrolls] = roll
+            nrolls += 1
+        if moves >= max_moves:
+            break
+        cm = roll >> 3
+        sm = roll & 7
+        na = 0
+        for c in range(5):
+            if (cm >> c) & 1:
+                for s in range(3):
+                    if (sm >> s) & 1:
+                        na = _list_actions(board, last, c, s, per_colour, nbr, cheb, acts, na)
+        k = na + 1 if (may_pass or na == 0) else na
+        i = int(np.random.random() * k)
+        if i >= k:
+            i = k - 1
+        taken[moves] = i
+        counts[moves] = k
+        moves += 1
+        to_move = 1 - to_move
+        roll = -1
+        if i == na:  # pass
+            last = -1
+            continue
+        kind = acts[i, 0]
+        if kind == 0:
+            board[acts[i, 4]] = 1 + 3 * acts[i, 1] + acts[i, 2]
+            last = -1
+        else:
+            board[acts[i, 4]] = board[acts[i, 3]]
+            board[acts[i, 3]] = 0
+            last = acts[i, 4]
+    return to_move, last, roll, moves, nrolls

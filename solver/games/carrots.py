@@ -72,10 +72,10 @@ import numpy as np
 from solver.core import dice
 from solver.core.dice import (BLACK, BLUE, COLOUR_LETTERS, COLOUR_NAMES, GREEN, RED, SIZE_LETTERS,
                               YELLOW)
-from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.arrays import ranges as _ranges
-from solver.games._carrots_jit import decision_kernel
+from solver.games._carrots_jit import decision_kernel, playout_kernel
 from solver.core.symmetry import cell_name, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
@@ -228,6 +228,7 @@ class Carrots(Game[CarrotsState]):
         }
         self._complete = lru_cache(maxsize=1 << 20)(self._complete_uncached)
         self._options = lru_cache(maxsize=1 << 18)(self._options_uncached)
+        self._playout_tables: tuple | None = None
 
     def too_big(self) -> str | None:
         bits = (self.key_space - 1).bit_length()
@@ -445,6 +446,45 @@ class Carrots(Game[CarrotsState]):
         if w < 0:
             raise ValueError("outcome() of a game that is not over")
         return Outcome.win_for(w)
+
+    # --- compiled random play ----------------------------------------------------------------
+    def random_playout(self, state: CarrotsState, max_choices: int, seed: int) -> Playout | None:
+        """Random play from ``state`` in the compiled kernel
+        (:func:`solver.games._carrots_jit.playout_kernel`): the dice rolled (raw rolls, reduced to
+        their effective roll as :meth:`chance_outcomes` groups them), actions drawn uniformly;
+        any board size. ``None`` at the root before the wall is set up."""
+        if state.roll == SETUP:
+            return None
+        if self._playout_tables is None:
+            n = self.n
+            cells = self.cells
+            nbr = np.full((cells, 4), -1, dtype=np.int64)
+            for sq, nbs in enumerate(self.neighbours):
+                nbr[sq, :len(nbs)] = nbs
+            rc = np.arange(cells) // n
+            cc = np.arange(cells) % n
+            cheb = np.maximum(np.abs(rc[:, None] - rc[None, :]), np.abs(cc[:, None] - cc[None, :]))
+            side = np.zeros((2, cells), dtype=np.bool_)
+            for p in range(2):
+                side[p, sorted(self.side[p])] = True
+            owner = np.array([self.owner.get(c, -1) for c in range(5)], dtype=np.int64)
+            masks = [self._roll_masks[roll] for roll, _ in self._rolls]
+            self._playout_tables = (
+                np.array([m[0] for m in masks], dtype=np.int64), np.array([m[1] for m in masks], dtype=np.int64),
+                np.array([c in self.colours_in_play for c in range(5)], dtype=np.bool_), self.per_colour,
+                self.may_pass, self.group, np.array(self.corner, dtype=np.int64), side, owner, nbr,
+                np.ascontiguousarray(cheb, dtype=np.int64),
+            )
+        cap = max(0, int(max_choices))
+        taken = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=np.int64)
+        rolls = np.zeros(cap + 1, dtype=np.int64)
+        board = np.array(state.board, dtype=np.int64)
+        to_move, last, roll, moves, nrolls = playout_kernel(board, state.to_move, state.last, state.roll, cap,
+                                                            int(seed) % 2**32, *self._playout_tables,
+                                                            taken, counts, rolls)
+        end = CarrotsState(tuple(board.tolist()), int(to_move), int(last), int(roll))
+        return Playout(end, int(moves), taken[:moves], counts[:moves], tuple(rolls[:nrolls].tolist()))
 
     # --- keys -----------------------------------------------------------------------------
     def encode(self, state: CarrotsState) -> int:

@@ -6,7 +6,8 @@ tree, **expand** one new position, **play out** at random to the end of the game
 ``playout_moves`` choices, then score the position with the game's evaluation,
 :mod:`solver.players.evals`), and **back up** the result. The tree is built afresh for each move
 (no reuse) and is keyed by the path of actions (no transpositions). Playouts run in the game's
-compiled kernel (:meth:`solver.core.game.Game.random_playout`: Greener, Blam!, Override) where it
+compiled kernel (:meth:`solver.core.game.Game.random_playout`: Greener, Blam!, Override,
+Carrots and Broccoli) where it
 has one, proven equal to the rules by ``tests/test_playouts.py``; ``playouts="rules"`` forces the
 readable rules.
 
