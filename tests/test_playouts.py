@@ -34,6 +34,12 @@ CASES = [
     ("carrots", {"size": 4, "colours": 1, "per_colour": 2, "group": 3, "pass": False, "atom_black": False}),
     ("carrots", {"size": 5, "colours": 2, "per_colour": 1, "group": 4, "wall": "SML"}),
     ("carrots", {}),
+    ("petal", {"petals": 6, "run": 3, "per_size": 1}),
+    ("petal", {"petals": 6, "run": 3, "per_size": 2, "opening": "enter-large", "tie_start": "player1",
+               "actions": "exactly", "sequencing": "open", "bump_origin": "empty"}),
+    ("petal", {"petals": 8, "run": 4, "per_size": 2, "sequencing": "p2-first"}),
+    ("petal", {"petals": 4, "run": 2, "per_size": 1, "bump_origin": "empty"}),
+    ("petal", {}),
 ]
 
 
@@ -48,6 +54,10 @@ def _start_positions(game, rng, count):
                 break
             if kind == NodeKind.CHANCE:
                 state = game.apply(state, sample_chance(game, state, rng))
+                continue
+            if kind == NodeKind.SIMULTANEOUS:
+                joints = game.joint_actions(state)
+                state = game.apply_joint(state, joints[int(rng.integers(len(joints)))])
                 continue
             acts = game.legal_actions(state)
             state = game.apply(state, acts[int(rng.integers(len(acts)))])
@@ -66,6 +76,11 @@ def _replay(game, state, playout):
             outcome = rolls.pop(0)
             assert outcome in [a for a, p in game.chance_outcomes(state) if p > 0]
             state = game.apply(state, outcome)
+        if game.node_kind(state) == NodeKind.SIMULTANEOUS:  # one choice: index row-major over the lists
+            joints = game.joint_actions(state)
+            assert len(joints) == count, f"choice {step}: kernel saw {count} joint actions, the rules {len(joints)}"
+            state = game.apply_joint(state, joints[i])
+            continue
         assert game.node_kind(state) == NodeKind.DECISION, f"choice {step}: the rules say the game is over"
         acts = game.legal_actions(state)
         assert len(acts) == count, f"choice {step}: kernel saw {count} actions, the rules {len(acts)}"

@@ -306,3 +306,267 @@ def expand_kernel(keys, n, half, run, per_size, enter, alternate, exactly, secre
             e += 1
         offsets[row + 1] = e
     return kind, to_move, offsets, children[:e].copy(), result, margin, sim_rows
+
+
+# --- compiled random playouts (Petal.random_playout) --------------------------------------------
+# The position: ``board`` (0 or ``1 + 3 * owner + size``), ``stacks[p, :slen[p]]`` the sequencing
+# sizes still to use, top first (``slen[p] == -1``: not ordered this round), ``left``, ``lead``
+# and ``winner`` as in PetalState. The rules are those of Petal.play_actions, move_board,
+# winner_after, _start_round and _end_turn; tests/test_playouts.py replays every choice.
+_P_PLAIN = -1
+_P_CRUSH = -2
+
+
+@njit(cache=True, nogil=True)
+def _p_supply(board, owner, size, per_size):
+    code = 1 + 3 * owner + size
+    count = 0
+    for c in board:
+        if c == code:
+            count += 1
+    return per_size - count
+
+
+@njit(cache=True, nogil=True)
+def _p_actions(board, p, per_size, enter, origin_empty, targets, acts):
+    """Player ``p``'s board actions (rows ``tag, i, j, e``: tag 0 spawn, 1 grow, 2 enter,
+    3 move) in the order of ``Petal.play_actions``; returns how many."""
+    n = len(board)
+    na = 0
+    large = 1 + 3 * p + 2
+    if _p_supply(board, p, 0, per_size) > 0:
+        for i in range(n):
+            if board[i] == 0 and (board[(i - 1) % n] == large or board[(i + 1) % n] == large):
+                acts[na, 0] = 0
+                acts[na, 1] = i
+                na += 1
+    for i in range(n):
+        c = board[i]
+        if c != 0 and (c - 1) // 3 == p and (c - 1) % 3 < 2 and _p_supply(board, p, (c - 1) % 3 + 1, per_size) > 0:
+            acts[na, 0] = 1
+            acts[na, 1] = i
+            na += 1
+    if enter:
+        has_large = False
+        for c in board:
+            if c == large:
+                has_large = True
+        if not has_large:
+            for i in range(n):
+                if board[i] == 0:
+                    acts[na, 0] = 2
+                    acts[na, 1] = i
+                    na += 1
+    for i in range(n):
+        c = board[i]
+        if c == 0 or (c - 1) // 3 != p:
+            continue
+        size = (c - 1) % 3
+        for t in range(targets.shape[1]):
+            j = targets[i, t]
+            if j < 0:
+                continue
+            d = board[j]
+            if d == 0:
+                acts[na, 0] = 3
+                acts[na, 1] = i
+                acts[na, 2] = j
+                acts[na, 3] = _P_PLAIN
+                na += 1
+                continue
+            if (d - 1) % 3 > size:
+                continue
+            e1 = (j - 1) % n
+            e2 = (j + 1) % n
+            if e2 < e1:
+                e1, e2 = e2, e1
+            found = 0
+            for h in range(1 if e1 == e2 else 2):  # the bumped pyramid's empty neighbours, ascending
+                e = e1 if h == 0 else e2
+                if board[e] == 0 or (origin_empty and e == i):
+                    acts[na, 0] = 3
+                    acts[na, 1] = i
+                    acts[na, 2] = j
+                    acts[na, 3] = e
+                    na += 1
+                    found += 1
+            if found == 0 and (d - 1) // 3 != p:
+                acts[na, 0] = 3
+                acts[na, 1] = i
+                acts[na, 2] = j
+                acts[na, 3] = _P_CRUSH
+                na += 1
+    return na
+
+
+@njit(cache=True, nogil=True)
+def _p_has_run(board, p, run):
+    n = len(board)
+    start = -1
+    for i in range(n):
+        c = board[i]
+        if not (c != 0 and (c - 1) // 3 == p):
+            start = i
+            break
+    if start < 0:
+        return True
+    length = 0
+    for k in range(1, n + 1):
+        c = board[(start + k) % n]
+        if c != 0 and (c - 1) // 3 == p:
+            length += 1
+            if length >= run:
+                return True
+        else:
+            length = 0
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _p_count(board, owner):
+    count = 0
+    for c in board:
+        if c != 0 and (c - 1) // 3 == owner:
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _p_pop(stacks, slen, p):
+    """Take player ``p``'s top sequencing pyramid: the actions of its turn (size + 1)."""
+    top = stacks[p, 0]
+    for k in range(slen[p] - 1):
+        stacks[p, k] = stacks[p, k + 1]
+    slen[p] -= 1
+    return top + 1
+
+
+@njit(cache=True, nogil=True)
+def playout_kernel(board, stacks, slen, left, lead, winner, max_moves, seed, per_size, run, secret, alternate,
+                   exactly, enter, origin_empty, first_fixed, orders, targets, taken, counts):
+    """Random play: orders drawn uniformly (both at once at a secret round start, one joint
+    choice of 36), board actions and ``end``/``pass`` drawn uniformly, until someone wins or
+    ``max_moves`` choices. Changes ``board``/``stacks``/``slen`` in place; returns ``(left, lead,
+    winner, choices)``."""
+    np.random.seed(seed)
+    n = len(board)
+    acts = np.zeros((4 * n + 3 * n * 3 + 1, 4), dtype=np.int64)
+    before = np.zeros(n, dtype=np.int64)
+    moves = 0
+    while winner < 0 and moves < max_moves:
+        if slen[0] < 0 or slen[1] < 0:  # a round start: the orders
+            if secret:
+                k0 = int(np.random.random() * 6)
+                k1 = int(np.random.random() * 6)
+                if k0 > 5:
+                    k0 = 5
+                if k1 > 5:
+                    k1 = 5
+                taken[moves] = k0 * 6 + k1
+                counts[moves] = 36
+                for t in range(3):
+                    stacks[0, t] = orders[k0, t]
+                    stacks[1, t] = orders[k1, t]
+                slen[0] = 3
+                slen[1] = 3
+            else:
+                first = lead if first_fixed < 0 else first_fixed
+                who = first if slen[first] < 0 else 1 - first
+                k = int(np.random.random() * 6)
+                if k > 5:
+                    k = 5
+                taken[moves] = k
+                counts[moves] = 6
+                for t in range(3):
+                    stacks[who, t] = orders[k, t]
+                slen[who] = 3
+            moves += 1
+            if slen[0] >= 0 and slen[1] >= 0:  # both known: the smaller top starts
+                if stacks[0, 0] < stacks[1, 0]:
+                    first = 0
+                elif stacks[1, 0] < stacks[0, 0]:
+                    first = 1
+                else:
+                    first = lead
+                lead = first
+                left = _p_pop(stacks, slen, first)
+            continue
+        turns = 6 - slen[0] - slen[1]
+        p = lead if turns % 2 == 1 else 1 - lead
+        na = _p_actions(board, p, per_size, enter, origin_empty, targets, acts)
+        k = na + 1
+        if exactly and na > 0:
+            k = na
+        i = int(np.random.random() * k)
+        if i >= k:
+            i = k - 1
+        taken[moves] = i
+        counts[moves] = k
+        moves += 1
+        if i < na:
+            for x in range(n):
+                before[x] = board[x]
+            tag = acts[i, 0]
+            a = acts[i, 1]
+            if tag == 0:
+                board[a] = 1 + 3 * p
+            elif tag == 1:
+                board[a] += 1
+            elif tag == 2:
+                board[a] = 1 + 3 * p + 2
+            else:
+                j = acts[i, 2]
+                e = acts[i, 3]
+                bumper = board[a]
+                bumped = board[j]
+                if e == _P_PLAIN:
+                    board[j] = bumper
+                    board[a] = 0
+                elif e >= 0:
+                    board[j] = bumper
+                    board[a] = 0
+                    board[e] = bumped
+                else:
+                    owner = (bumped - 1) // 3
+                    size = (bumped - 1) % 3
+                    if size < (bumper - 1) % 3:
+                        board[j] = bumper
+                        board[a] = 0
+                    else:
+                        done = False
+                        for down in (size - 1, size - 2):
+                            if down >= 0 and _p_supply(before, owner, down, per_size) > 0:
+                                board[j] = 1 + 3 * owner + down
+                                done = True
+                                break
+                        if not done:
+                            board[j] = bumper
+                            board[a] = 0
+            q = 1 - p
+            won = -1
+            if (_p_count(before, q) > 0 and _p_count(board, q) == 0) or _p_has_run(board, p, run):
+                won = p
+            elif _p_has_run(board, q, run):
+                won = q
+            if won >= 0:
+                winner = won
+                slen[0] = 0
+                slen[1] = 0
+                left = 0
+                lead = 0
+                break
+            if left > 1:
+                left -= 1
+                continue
+        # the turn ends: the next turn, or a new round
+        if slen[0] == 0 and slen[1] == 0:
+            if alternate:
+                lead = 1 - lead
+            else:
+                lead = 0
+            slen[0] = -1
+            slen[1] = -1
+            left = 0
+        else:
+            left = _p_pop(stacks, slen, 1 - p)
+    return left, lead, winner, moves

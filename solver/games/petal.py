@@ -74,11 +74,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
-from solver.games._petal_jit import expand_kernel
+from solver.games._petal_jit import expand_kernel, playout_kernel
 
 SIZE_LETTERS = "SML"
 #: the 6 sequencing orders, top first, in the order of the order actions (index 0..5)
@@ -201,6 +201,7 @@ class Petal(Game[PetalState]):
         self._radices = [7] * n + [STACK_RADIX, STACK_RADIX, 4, 2, 3]
         self.key_space: int = 7**n * STACK_RADIX**2 * 4 * 2 * 3
         self._legal_cache: tuple[PetalState | None, frozenset] = (None, frozenset())
+        self._playout_tables: tuple | None = None
 
     def check_variant(self, variant: Variant) -> None:
         n = variant.petals
@@ -438,6 +439,38 @@ class Petal(Game[PetalState]):
         if state.winner < 0:
             raise ValueError("the game is not over")
         return Outcome.win_for(state.winner)
+
+    # --- compiled random play ----------------------------------------------------------
+    def random_playout(self, state: PetalState, max_choices: int, seed: int) -> Playout:
+        """Random play from ``state`` in the compiled kernel
+        (:func:`solver.games._petal_jit.playout_kernel`), any ring. At a secret round start one
+        choice draws both orders: its index is ``order0 * 6 + order1`` (row-major over the
+        players' lists, as :meth:`joint_actions` orders them)."""
+        if self._playout_tables is None:
+            targets = np.full((self.n, 3), -1, dtype=np.int64)
+            for i, ts in enumerate(self.targets):
+                targets[i, :len(ts)] = ts
+            seq = self.variant.sequencing
+            first = 0 if seq == "p1-first" else 1 if seq == "p2-first" else -1
+            self._playout_tables = (self.per_size, self.run, self.secret, self.alternate, self.exactly, self.enter,
+                                    self.origin_empty, first, np.array(ORDERS, dtype=np.int64), targets)
+        stacks = np.zeros((2, 3), dtype=np.int64)
+        slen = np.full(2, -1, dtype=np.int64)
+        for p, st in enumerate(state.stacks):
+            if st is not None:
+                slen[p] = len(st)
+                stacks[p, :len(st)] = st
+        cap = max(0, int(max_choices))
+        taken = np.zeros(cap, dtype=np.int64)
+        counts = np.zeros(cap, dtype=np.int64)
+        board = np.array(state.board, dtype=np.int64)
+        left, lead, winner, moves = playout_kernel(board, stacks, slen, state.left, state.lead, state.winner, cap,
+                                                   int(seed) % 2**32, *self._playout_tables, taken, counts)
+        rows = stacks.tolist()
+        end = PetalState(tuple(board.tolist()),
+                         tuple(None if k < 0 else tuple(rows[p][:k]) for p, k in enumerate(slen.tolist())),
+                         int(left), int(lead), int(winner))
+        return Playout(end, int(moves), taken[:moves], counts[:moves])
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: PetalState) -> int:
