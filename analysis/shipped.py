@@ -43,20 +43,21 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 
 #: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration on the
 #: exactly solved preset before each estimate, which quotes it). MCTS with 100 playouts a move
-#: (shorter playouts where random play runs long); greedy for Carrots and Broccoli, where MCTS
-#: takes minutes a game at full size (the README says so).
+#: (shorter playouts where random play runs long), 2,400 games: a 95% interval of at most +-2%;
+#: greedy for Carrots and Broccoli, where MCTS's full-size games do not end within 500 moves
+#: (the README says so).
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--seed", "1"],
-    ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "400", "--seed", "1"],
+    ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "2400", "--seed", "1"],
     ["calibrate", "blam", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--seed", "1"],
-    ["estimate", "blam", "--player", "mcts", "--budget", "100", "--games", "300", "--seed", "1"],
+    ["estimate", "blam", "--player", "mcts", "--budget", "100", "--games", "2400", "--seed", "1"],
     ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--seed", "1"],
-    ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "200",
+    ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "2400",
      "--seed", "1"],
     ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--seed", "1"],
-    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "100",
+    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "2400",
      "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
     ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--seed", "1"],
