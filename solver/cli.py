@@ -298,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed in one line
         return int(exc.code or 0)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what reports quote as the command
     if not args.command:
         parser.print_help()
         return 0
@@ -686,10 +687,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> str:
-    """The command line that made a result (for reports)."""
+    """The command line that made a result (for reports): the arguments :func:`main` parsed, also
+    when it was called from Python (``analysis.shipped``), not the calling program's own."""
     import shlex
 
-    return "pyramids " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "pyramids"
+    argv = getattr(args, "argv", None)
+    argv = sys.argv[1:] if argv is None else argv
+    return "pyramids " + " ".join(shlex.quote(a) for a in argv) if argv else "pyramids"
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

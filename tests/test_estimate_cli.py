@@ -28,6 +28,9 @@ def test_estimate_is_reproducible_and_marked_estimated(capsys, tmp_path):
     assert share == pytest.approx(one["wins"] / 60) and lo <= share <= hi
     md = open(one["report"]).read()
     assert "ESTIMATED" in md and "95% interval" in md and "No calibration" in md
+    # the command quoted is the one main() was given (here from Python, as analysis.shipped calls
+    # it), not the test runner's own command line
+    assert "Made with `pyramids estimate blam --preset 3x3 --player greedy --games 60 --seed 3" in md
 
 
 def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
