@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(BIN)/pyramids solve override --preset 3x3
 	$(BIN)/pyramids report override --preset 3x3
 
-# the suite CI runs (about 7 minutes on 2 cores): everything but the checks marked slow
+# the suite CI runs (about 6-15 minutes on 2 cores): everything but the checks marked slow
 test: $(STAMP)
 	$(BIN)/pytest -q -m "not slow"
 

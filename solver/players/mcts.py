@@ -5,11 +5,11 @@ Every move runs ``budget`` iterations from the current position, each one: **sel
 tree, **expand** one new position, **play out** at random to the end of the game (or for at most
 ``playout_moves`` choices, then score the position with the game's evaluation,
 :mod:`solver.players.evals`), and **back up** the result. The tree is built afresh for each move
-(no reuse) and is keyed by the path of actions (no transpositions). Playouts run in the game's
-compiled kernel (:meth:`solver.core.game.Game.random_playout`: Greener, Blam!, Override,
-Carrots and Broccoli) where it
-has one, proven equal to the rules by ``tests/test_playouts.py``; ``playouts="rules"`` forces the
-readable rules.
+(no reuse) and is keyed by the path of actions (no transpositions); a node's actions are listed
+when a search first passes through it, not when it is created for a playout. Playouts run in the
+game's compiled kernel (:meth:`solver.core.game.Game.random_playout`, every built-in game) where
+it has one, proven equal to the rules by ``tests/test_playouts.py``; ``playouts="rules"`` forces
+the readable rules.
 
 * Decision node: UCB1 over the node's actions, every untried action first (in random order), then
   the largest ``mean + c * sqrt(ln N / n)``, the mean being the mover's result rescaled to [0, 1]
