@@ -211,6 +211,25 @@ def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
     assert on_dask.meta["counts"] == threads.meta["counts"]
 
 
+def test_dice_tier_tasks_on_dask_equal_the_in_process_tiered_solve(tmp_path, cluster):
+    """Tiers of a game with dice (value iteration per tier) as Dask tasks: the same values and
+    win chances as the tiered solve in this process, certified."""
+    from solver.engines.tiered import solve_tiered
+    from tests.test_tiered_chance import TOL, TieredDiceRace
+
+    game = TieredDiceRace.from_params({"target": 5})
+    here = solve(game, out=tmp_path / "here", tiered=True)
+    solve_tiered(game, out=tmp_path / "dask", cluster=cluster)
+    on_dask = load(game, out=tmp_path / "dask")
+    assert on_dask.meta["certified"] and on_dask.meta["solver"] == here.meta["solver"]
+    a = here.positions.sort("key")
+    b = on_dask.positions.sort("key")
+    assert a["key"].equals(b["key"]) and a["value"].equals(b["value"])
+    for column in ("p_win", "p_loss"):
+        assert np.allclose(a[column].to_numpy(), b[column].to_numpy(), atol=TOL, rtol=0)
+    assert on_dask.meta["counts"] == here.meta["counts"]
+
+
 def test_killed_worker_task_is_retried_nothing_lost_or_doubled(tmp_path, monkeypatch):
     """A worker process kills itself (SIGKILL) in the middle of its third task; its nanny starts
     a new one, the scheduler gives the lost task to a worker again, and the table is complete,
