@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver.core.playout_jit import draw
+
 
 @njit(cache=True, nogil=True)
 def _fall(code, p, stash, treasure):
@@ -58,12 +60,7 @@ def playout_kernel(board, stash, treasure, mover, max_moves, seed, chain, smalle
             counts[moves] = 1
             moves += 1
             continue
-        k = sizes * ne
-        i = int(np.random.random() * k)
-        if i >= k:
-            i = k - 1
-        taken[moves] = i
-        counts[moves] = k
+        i = draw(sizes * ne, taken, counts, moves)
         moves += 1
         nth = i // ne
         cell = empty[i % ne]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver.core.playout_jit import draw, put
+
 _PLANT, _MOVE, _BLACK_MOVE, _PASS = 0, 1, 2, 3
 
 
@@ -206,12 +208,7 @@ def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
                 if nb >= 0 and board[nb] == 0 and _black_ok(board, sq, nb, cheb):
                     if probe:
                         return na + 1
-                    acts[na, 0] = 2
-                    acts[na, 1] = colour
-                    acts[na, 2] = size
-                    acts[na, 3] = sq
-                    acts[na, 4] = nb
-                    na += 1
+                    na = put(acts, na, 2, colour, size, sq, nb)
         return na
     on_board = 0
     for sq in range(n):
@@ -222,12 +219,7 @@ def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
             if board[sq] == 0:
                 if probe:
                     return na + 1
-                acts[na, 0] = 0
-                acts[na, 1] = colour
-                acts[na, 2] = size
-                acts[na, 3] = -1
-                acts[na, 4] = sq
-                na += 1
+                na = put(acts, na, 0, colour, size, -1, sq)
     for sq in range(n):
         if board[sq] != code or sq == last:
             continue
@@ -236,12 +228,7 @@ def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
             if nb >= 0 and board[nb] == 0:
                 if probe:
                     return na + 1
-                acts[na, 0] = 1
-                acts[na, 1] = colour
-                acts[na, 2] = size
-                acts[na, 3] = sq
-                acts[na, 4] = nb
-                na += 1
+                na = put(acts, na, 1, colour, size, sq, nb)
     return na
 
 
@@ -308,12 +295,7 @@ def playout_kernel(board, to_move, last, roll, max_moves, seed, roll_cm, roll_sm
                 for s in range(3):
                     if (sm >> s) & 1:
                         na = _list_actions(board, last, c, s, per_colour, nbr, cheb, acts, na)
-        k = na + 1 if (may_pass or na == 0) else na
-        i = int(np.random.random() * k)
-        if i >= k:
-            i = k - 1
-        taken[moves] = i
-        counts[moves] = k
+        i = draw(na + 1 if (may_pass or na == 0) else na, taken, counts, moves)
         moves += 1
         to_move = 1 - to_move
         roll = -1

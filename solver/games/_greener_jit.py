@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver.core.playout_jit import draw
+
 # node kinds (values of solver.core.game.NodeKind)
 _DECISION = 0
 _TERMINAL = 3
@@ -192,11 +194,7 @@ def playout_kernel(board, player, passes, max_moves, seed, colour, heights, gree
             counts[moves] = 1
             passes += 1
         else:
-            i = int(np.random.random() * ncap)
-            if i >= ncap:
-                i = ncap - 1
-            taken[moves] = i
-            counts[moves] = ncap
+            i = draw(ncap, taken, counts, moves)
             s = board[cap_src[i]]
             d = board[cap_dst[i]]
             h = heights[s] + heights[d]

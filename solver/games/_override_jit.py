@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver.core.playout_jit import draw
+
 
 @njit(cache=True, nogil=True)
 def _has_line(stack, height, lines, colour):
@@ -77,11 +79,7 @@ def playout_kernel(stack, height, player, last_src, last_dst, max_moves, seed, p
             last_src = -1
             last_dst = -1
         else:
-            i = int(np.random.random() * k)
-            if i >= k:
-                i = k - 1
-            taken[moves] = i
-            counts[moves] = k
+            i = draw(k, taken, counts, moves)
             if i < nplace:
                 piece = -1
                 for p in range(6):

@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solver.core.playout_jit import draw, put
+
 _DECISION = 0
 _SIMULTANEOUS = 2
 _TERMINAL = 3
@@ -63,6 +65,30 @@ def _supply(board, n, per_size, code):
         if board[i] == code:
             m += 1
     return per_size - m
+
+
+@njit(cache=True, nogil=True)
+def _move(board, out, i, j, dest, n, per_size):
+    """The move of the pyramid on ``i`` to ``j`` written into ``out`` (a copy of ``board``):
+    ``dest`` -1 a plain move, ``>= 0`` a bump sending the bumped pyramid there, -2 a bump with
+    no empty neighbour: a smaller enemy is squished, a same-size one reduced (the next smaller
+    size in its owner's supply), or squished when nothing smaller is left (``Petal.move_board``)."""
+    c = board[i]
+    bumped = board[j]
+    if dest >= -1 or (bumped - 1) % 3 < (c - 1) % 3:
+        out[j] = c
+        out[i] = 0
+        if dest >= 0:
+            out[dest] = bumped
+        return
+    owner = (bumped - 1) // 3
+    size = (bumped - 1) % 3
+    for down in (size - 1, size - 2):
+        if down >= 0 and _supply(board, n, per_size, 3 * owner + down + 1) > 0:
+            out[j] = 3 * owner + down + 1
+            return
+    out[j] = c
+    out[i] = 0
 
 
 @njit(cache=True, nogil=True)
@@ -262,31 +288,7 @@ def expand_kernel(keys, n, half, run, per_size, enter, alternate, exactly, secre
                         elif phase == 2:
                             child[i] = large
                         else:
-                            dest = d0 if x == 0 else d1
-                            bumped = board[j]
-                            if dest == -1:
-                                child[j] = c
-                                child[i] = 0
-                            elif dest >= 0:
-                                child[j] = c
-                                child[i] = 0
-                                child[dest] = bumped
-                            else:
-                                owner = (bumped - 1) // 3
-                                bsize = (bumped - 1) % 3
-                                if bsize < (c - 1) % 3:
-                                    child[j] = c
-                                    child[i] = 0
-                                else:
-                                    done = False
-                                    for down in (bsize - 1, bsize - 2):
-                                        if down >= 0 and _supply(board, n, per_size, 3 * owner + down + 1) > 0:
-                                            child[j] = 3 * owner + down + 1
-                                            done = True
-                                            break
-                                    if not done:
-                                        child[j] = c
-                                        child[i] = 0
+                            _move(board, child, i, j, d0 if x == 0 else d1, n, per_size)
                         # wins after the action
                         won = -1
                         if (q_before > 0 and _count(child, n, q) == 0) or _has_run(child, p, n, run):
@@ -318,34 +320,20 @@ _P_CRUSH = -2
 
 
 @njit(cache=True, nogil=True)
-def _p_supply(board, owner, size, per_size):
-    code = 1 + 3 * owner + size
-    count = 0
-    for c in board:
-        if c == code:
-            count += 1
-    return per_size - count
-
-
-@njit(cache=True, nogil=True)
 def _p_actions(board, p, per_size, enter, origin_empty, targets, acts):
     """Player ``p``'s board actions (rows ``tag, i, j, e``: tag 0 spawn, 1 grow, 2 enter,
     3 move) in the order of ``Petal.play_actions``; returns how many."""
     n = len(board)
     na = 0
     large = 1 + 3 * p + 2
-    if _p_supply(board, p, 0, per_size) > 0:
+    if _supply(board, len(board), per_size, 1 + 3 * p) > 0:
         for i in range(n):
             if board[i] == 0 and (board[(i - 1) % n] == large or board[(i + 1) % n] == large):
-                acts[na, 0] = 0
-                acts[na, 1] = i
-                na += 1
+                na = put(acts, na, 0, i, 0, 0, 0)
     for i in range(n):
         c = board[i]
-        if c != 0 and (c - 1) // 3 == p and (c - 1) % 3 < 2 and _p_supply(board, p, (c - 1) % 3 + 1, per_size) > 0:
-            acts[na, 0] = 1
-            acts[na, 1] = i
-            na += 1
+        if c != 0 and (c - 1) // 3 == p and (c - 1) % 3 < 2 and _supply(board, n, per_size, c + 1) > 0:
+            na = put(acts, na, 1, i, 0, 0, 0)
     if enter:
         has_large = False
         for c in board:
@@ -354,9 +342,7 @@ def _p_actions(board, p, per_size, enter, origin_empty, targets, acts):
         if not has_large:
             for i in range(n):
                 if board[i] == 0:
-                    acts[na, 0] = 2
-                    acts[na, 1] = i
-                    na += 1
+                    na = put(acts, na, 2, i, 0, 0, 0)
     for i in range(n):
         c = board[i]
         if c == 0 or (c - 1) // 3 != p:
@@ -368,11 +354,7 @@ def _p_actions(board, p, per_size, enter, origin_empty, targets, acts):
                 continue
             d = board[j]
             if d == 0:
-                acts[na, 0] = 3
-                acts[na, 1] = i
-                acts[na, 2] = j
-                acts[na, 3] = _P_PLAIN
-                na += 1
+                na = put(acts, na, 3, i, j, _P_PLAIN, 0)
                 continue
             if (d - 1) % 3 > size:
                 continue
@@ -384,51 +366,11 @@ def _p_actions(board, p, per_size, enter, origin_empty, targets, acts):
             for h in range(1 if e1 == e2 else 2):  # the bumped pyramid's empty neighbours, ascending
                 e = e1 if h == 0 else e2
                 if board[e] == 0 or (origin_empty and e == i):
-                    acts[na, 0] = 3
-                    acts[na, 1] = i
-                    acts[na, 2] = j
-                    acts[na, 3] = e
-                    na += 1
+                    na = put(acts, na, 3, i, j, e, 0)
                     found += 1
             if found == 0 and (d - 1) // 3 != p:
-                acts[na, 0] = 3
-                acts[na, 1] = i
-                acts[na, 2] = j
-                acts[na, 3] = _P_CRUSH
-                na += 1
+                na = put(acts, na, 3, i, j, _P_CRUSH, 0)
     return na
-
-
-@njit(cache=True, nogil=True)
-def _p_has_run(board, p, run):
-    n = len(board)
-    start = -1
-    for i in range(n):
-        c = board[i]
-        if not (c != 0 and (c - 1) // 3 == p):
-            start = i
-            break
-    if start < 0:
-        return True
-    length = 0
-    for k in range(1, n + 1):
-        c = board[(start + k) % n]
-        if c != 0 and (c - 1) // 3 == p:
-            length += 1
-            if length >= run:
-                return True
-        else:
-            length = 0
-    return False
-
-
-@njit(cache=True, nogil=True)
-def _p_count(board, owner):
-    count = 0
-    for c in board:
-        if c != 0 and (c - 1) // 3 == owner:
-            count += 1
-    return count
 
 
 @njit(cache=True, nogil=True)
@@ -456,14 +398,9 @@ def playout_kernel(board, stacks, slen, left, lead, winner, max_moves, seed, per
     while winner < 0 and moves < max_moves:
         if slen[0] < 0 or slen[1] < 0:  # a round start: the orders
             if secret:
-                k0 = int(np.random.random() * 6)
-                k1 = int(np.random.random() * 6)
-                if k0 > 5:
-                    k0 = 5
-                if k1 > 5:
-                    k1 = 5
-                taken[moves] = k0 * 6 + k1
-                counts[moves] = 36
+                joint = draw(36, taken, counts, moves)  # row-major over the two players' 6 orders
+                k0 = joint // 6
+                k1 = joint % 6
                 for t in range(3):
                     stacks[0, t] = orders[k0, t]
                     stacks[1, t] = orders[k1, t]
@@ -472,11 +409,7 @@ def playout_kernel(board, stacks, slen, left, lead, winner, max_moves, seed, per
             else:
                 first = lead if first_fixed < 0 else first_fixed
                 who = first if slen[first] < 0 else 1 - first
-                k = int(np.random.random() * 6)
-                if k > 5:
-                    k = 5
-                taken[moves] = k
-                counts[moves] = 6
+                k = draw(6, taken, counts, moves)
                 for t in range(3):
                     stacks[who, t] = orders[k, t]
                 slen[who] = 3
@@ -494,14 +427,7 @@ def playout_kernel(board, stacks, slen, left, lead, winner, max_moves, seed, per
         turns = 6 - slen[0] - slen[1]
         p = lead if turns % 2 == 1 else 1 - lead
         na = _p_actions(board, p, per_size, enter, origin_empty, targets, acts)
-        k = na + 1
-        if exactly and na > 0:
-            k = na
-        i = int(np.random.random() * k)
-        if i >= k:
-            i = k - 1
-        taken[moves] = i
-        counts[moves] = k
+        i = draw(na if (exactly and na > 0) else na + 1, taken, counts, moves)
         moves += 1
         if i < na:
             for x in range(n):
@@ -515,38 +441,12 @@ def playout_kernel(board, stacks, slen, left, lead, winner, max_moves, seed, per
             elif tag == 2:
                 board[a] = 1 + 3 * p + 2
             else:
-                j = acts[i, 2]
-                e = acts[i, 3]
-                bumper = board[a]
-                bumped = board[j]
-                if e == _P_PLAIN:
-                    board[j] = bumper
-                    board[a] = 0
-                elif e >= 0:
-                    board[j] = bumper
-                    board[a] = 0
-                    board[e] = bumped
-                else:
-                    owner = (bumped - 1) // 3
-                    size = (bumped - 1) % 3
-                    if size < (bumper - 1) % 3:
-                        board[j] = bumper
-                        board[a] = 0
-                    else:
-                        done = False
-                        for down in (size - 1, size - 2):
-                            if down >= 0 and _p_supply(before, owner, down, per_size) > 0:
-                                board[j] = 1 + 3 * owner + down
-                                done = True
-                                break
-                        if not done:
-                            board[j] = bumper
-                            board[a] = 0
+                _move(before, board, a, acts[i, 2], acts[i, 3], n, per_size)
             q = 1 - p
             won = -1
-            if (_p_count(before, q) > 0 and _p_count(board, q) == 0) or _p_has_run(board, p, run):
+            if (_count(before, n, q) > 0 and _count(board, n, q) == 0) or _has_run(board, p, n, run):
                 won = p
-            elif _p_has_run(board, q, run):
+            elif _has_run(board, q, n, run):
                 won = q
             if won >= 0:
                 winner = won
