@@ -60,3 +60,13 @@ def test_ranges(pairs) -> None:
     counts = np.array([c for _, c in pairs], dtype=np.int64)
     expected = [i for s, c in pairs for i in range(s, s + c)]
     assert ranges(starts, counts).tolist() == expected
+
+
+def test_lookup_sorted_needles_past_2_63_with_small_keys() -> None:
+    """Small keys (no shift in the bucket index) and needles of 2**63 and more: the bucket number
+    once wrapped negative as an int64 and read outside the index (a segfault found by hypothesis
+    in CI). They sort after every key."""
+    keys = np.arange(0, 5000, 3, dtype=np.uint64)
+    needles = np.concatenate([np.full(100_000, 2**63, dtype=np.uint64),
+                              np.array([2**64 - 1, 2**63 + 5, 7, 0], dtype=np.uint64)])
+    assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))

@@ -69,10 +69,11 @@ def _lookup_kernel(sorted_keys, starts, shift, needles, out):
     nb = len(starts) - 1
     for i in _prange(len(needles)):
         x = needles[i]
-        b = np.int64(x >> shift)
-        if b >= nb:
+        hb = x >> shift
+        if hb >= np.uint64(nb):  # compared as uint64: a needle >= 2**63 must not wrap negative
             out[i] = n
             continue
+        b = np.int64(hb)
         lo = starts[b]
         hi = starts[b + 1]
         while lo < hi:  # first index with sorted_keys[idx] >= x
