@@ -63,10 +63,11 @@ def test_ranges(pairs) -> None:
 
 
 def test_lookup_sorted_needles_past_2_63_with_small_keys() -> None:
-    """Small keys (no shift in the bucket index) and needles of 2**63 and more: the bucket number
-    once wrapped negative as an int64 and read outside the index (a segfault found by hypothesis
-    in CI). They sort after every key."""
-    keys = np.arange(0, 5000, 3, dtype=np.uint64)
-    needles = np.concatenate([np.full(100_000, 2**63, dtype=np.uint64),
-                              np.array([2**64 - 1, 2**63 + 5, 7, 0], dtype=np.uint64)])
-    assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))
+    """Tiny keys (the bucket index then has no shift) and needles of 2**63 and more: the bucket
+    number once wrapped negative as an int64 and read outside the index (a segfault found by
+    hypothesis in a CI run). They sort after every key."""
+    high = np.random.default_rng(3).integers(2**62, 2**63, 100_000, dtype=np.uint64) * np.uint64(2)
+    needles = np.concatenate([high, np.array([2**64 - 1, 2**63, 2**63 + 5, 7, 1, 0], dtype=np.uint64)])
+    for keys in ([0], [1], [0, 1], [0, 1, 2, 3]):  # a top key of a bit or two: the index has no shift
+        keys = np.array(keys, dtype=np.uint64)
+        assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))
