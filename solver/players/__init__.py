@@ -4,11 +4,14 @@
 >>> from solver.players import make_player, estimate
 >>> game = make_game("blam")                                    # the full-size 8x8 game
 >>> est = estimate(game, make_player("mcts", budget=100), make_player("greedy"), games=20, seed=1)
->>> est.shares["win"]                                           # (share, low, high): 95% Wilson
+>>> share, low, high = est.shares["win"]                        # with its 95% Wilson interval
+>>> low <= share <= high
+True
 
 Players (:func:`make_player`): ``random``; ``greedy`` (one ply with the game's evaluation);
 ``alphabeta`` (``depth``, ``time_limit``); ``mcts`` (``budget``, ``c``, ``playout_moves``,
-``simultaneous``: ``rm`` regret matching or ``ucb`` decoupled UCT at secret choices, ``gamma``).
+``simultaneous``: ``rm`` regret matching or ``ucb`` decoupled UCT at secret choices, ``gamma``,
+``playouts``: ``compiled`` (the game's compiled random playouts) or ``rules``).
 Self-play: :func:`play_game`, :func:`estimate`; calibration against an exactly solved table:
 :func:`calibrate`. Evaluations: :mod:`solver.players.evals`.
 """
@@ -58,8 +61,9 @@ def make_player(name: str, **options: Any) -> Player:
     Options: ``alphabeta``: ``depth`` (default 3), ``time_limit`` (seconds per move, default
     none); ``mcts``: ``budget`` (playouts per move, default 1000), ``c`` (1.4),
     ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
-    decoupled UCT) and ``gamma`` (regret matching's exploration, 0.1); ``random`` and ``greedy``
-    have none.
+    decoupled UCT), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
+    (``"compiled"``: the game's compiled random playouts where it has them, default; ``"rules"``:
+    the readable rules); ``random`` and ``greedy`` have none.
 
     >>> make_player("mcts", budget=200)
     mcts(budget=200, c=1.4, playout_moves=200)
