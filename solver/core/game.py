@@ -121,6 +121,19 @@ class Playout:
     counts: np.ndarray
     outcomes: tuple = ()
 
+    @staticmethod
+    def buffers(max_choices: int, seed: int) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """What a kernel is given: ``(cap, seed, taken, counts)``: the choice cap (at least 0),
+        the seed reduced to numba's 32-bit seeds, and the arrays the kernel fills per choice."""
+        cap = max(0, int(max_choices))
+        return cap, int(seed) % 2**32, np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
+
+    @classmethod
+    def of(cls, state: Any, choices: int, taken: np.ndarray, counts: np.ndarray, outcomes: tuple = ()) -> "Playout":
+        """The playout that reached ``state`` after ``choices`` choices of the filled buffers."""
+        choices = int(choices)
+        return cls(state, choices, taken[:choices], counts[:choices], outcomes)
+
 
 class Game(ABC, Generic[State]):
     """Base class of every game. Subclasses set the class attributes and the abstract methods.

@@ -146,7 +146,9 @@ def _child_key(kid, mir, col_is_black, mirror, mirror1, group_start, group_len, 
 
 
 # --- compiled random playouts (Carrots.random_playout) -----------------------------------------
-# The position is the board (codes ``1 + 3 * colour + size``, 0 empty), the player to move, the
+# Neighbours ``nbr`` and king distances ``cheb`` are the batch path's tables (Carrots._layout:
+# a missing neighbour is the pad square ``cells``). The position is the board (codes
+# ``1 + 3 * colour + size``, 0 empty), the player to move, the
 # square of the pyramid last moved (-1 none) and the roll (-1: dice to roll, else the effective
 # roll ``cmask << 3 | smask``). The rules are those of Carrots.winner, chance_outcomes,
 # legal_actions and apply; tests/test_playouts.py replays every roll and choice under them.
@@ -169,7 +171,7 @@ def _complete(board, player, corner, side, owner, nbr, group, seen, todo):
         sq = todo[top]
         for k in range(4):
             nb = nbr[sq, k]
-            if nb < 0 or seen[nb] or not side[player, nb]:
+            if nb >= len(board) or seen[nb] or not side[player, nb]:
                 continue
             code = board[nb]
             if code != 0 and owner[(code - 1) // 3] == player:
@@ -205,7 +207,7 @@ def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
                 continue
             for k in range(4):
                 nb = nbr[sq, k]
-                if nb >= 0 and board[nb] == 0 and _black_ok(board, sq, nb, cheb):
+                if nb < n and board[nb] == 0 and _black_ok(board, sq, nb, cheb):
                     if probe:
                         return na + 1
                     na = put(acts, na, 2, colour, size, sq, nb)
@@ -225,7 +227,7 @@ def _list_actions(board, last, colour, size, per_colour, nbr, cheb, acts, na):
             continue
         for k in range(4):
             nb = nbr[sq, k]
-            if nb >= 0 and board[nb] == 0:
+            if nb < n and board[nb] == 0:
                 if probe:
                     return na + 1
                 na = put(acts, na, 1, colour, size, sq, nb)

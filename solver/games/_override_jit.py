@@ -144,14 +144,15 @@ def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo
     to_move = np.empty(m, dtype=np.int8)
     result = np.zeros(m, dtype=np.int8)
     offsets = np.zeros(m + 1, dtype=np.int64)
-    boards = np.zeros((m, n_cells), dtype=np.int64)
+    boards = np.zeros((m, n_cells), dtype=np.int8)  # square codes (< 27) between the passes
     lasts = np.zeros(m, dtype=np.int64)
     sq = np.zeros(n_cells, dtype=np.int64)
     count = np.zeros(6, dtype=np.int64)
     has = np.zeros(3, dtype=np.bool_)
     for r in range(m):  # pass 1: decode, end of game, number of children
         player, last = _decode(keys[r], last_base, pieces, pow_pieces, pow_squares, n_cells, sq)
-        boards[r] = sq
+        for x in range(n_cells):
+            boards[r, x] = sq[x]
         lasts[r] = last
         to_move[r] = player
         has[1] = False

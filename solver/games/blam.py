@@ -269,17 +269,15 @@ class Blam(Game[BlamState]):
                     ray_off.append(len(cells))
                 cell_off.append(len(ray_off) - 1)
             self._playout_rays = tuple(np.array(a, dtype=np.int64) for a in (cell_off, ray_off, cells))
-        cap = max(0, int(max_choices))
-        taken = np.zeros(cap, dtype=np.int64)
-        counts = np.zeros(cap, dtype=np.int64)
+        cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         board = np.array(state.board, dtype=np.int64)
         stash = np.array(state.stash, dtype=np.int64)
         treasure = np.array(state.treasure, dtype=np.int64)
-        mover, moves = playout_kernel(board, stash, treasure, state.mover, cap, int(seed) % 2**32, self.chain,
+        mover, moves = playout_kernel(board, stash, treasure, state.mover, cap, seed, self.chain,
                                       self.smaller_only, *self._playout_rays, taken, counts)
         end = BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),
                         treasure=tuple(map(tuple, treasure.tolist())), mover=int(mover))
-        return Playout(end, int(moves), taken[:moves], counts[:moves])
+        return Playout.of(end, moves, taken, counts)
 
     # --- keys -------------------------------------------------------------------------
     def _setup_keys(self) -> None:

@@ -456,14 +456,8 @@ class Carrots(Game[CarrotsState]):
         if state.roll == SETUP:
             return None
         if self._playout_tables is None:
-            n = self.n
             cells = self.cells
-            nbr = np.full((cells, 4), -1, dtype=np.int64)
-            for sq, nbs in enumerate(self.neighbours):
-                nbr[sq, :len(nbs)] = nbs
-            rc = np.arange(cells) // n
-            cc = np.arange(cells) % n
-            cheb = np.maximum(np.abs(rc[:, None] - rc[None, :]), np.abs(cc[:, None] - cc[None, :]))
+            lay = self._layout()
             side = np.zeros((2, cells), dtype=np.bool_)
             for p in range(2):
                 side[p, sorted(self.side[p])] = True
@@ -472,19 +466,17 @@ class Carrots(Game[CarrotsState]):
             self._playout_tables = (
                 np.array([m[0] for m in masks], dtype=np.int64), np.array([m[1] for m in masks], dtype=np.int64),
                 np.array([c in self.colours_in_play for c in range(5)], dtype=np.bool_), self.per_colour,
-                self.may_pass, self.group, np.array(self.corner, dtype=np.int64), side, owner, nbr,
-                np.ascontiguousarray(cheb, dtype=np.int64),
+                self.may_pass, self.group, np.array(self.corner, dtype=np.int64), side, owner, lay["nbr"],
+                np.ascontiguousarray(lay["cheb"], dtype=np.int64),
             )
-        cap = max(0, int(max_choices))
-        taken = np.zeros(cap, dtype=np.int64)
-        counts = np.zeros(cap, dtype=np.int64)
+        cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         rolls = np.zeros(cap + 1, dtype=np.int64)
         board = np.array(state.board, dtype=np.int64)
         to_move, last, roll, moves, nrolls = playout_kernel(board, state.to_move, state.last, state.roll, cap,
-                                                            int(seed) % 2**32, *self._playout_tables,
+                                                            seed, *self._playout_tables,
                                                             taken, counts, rolls)
         end = CarrotsState(tuple(board.tolist()), int(to_move), int(last), int(roll))
-        return Playout(end, int(moves), taken[:moves], counts[:moves], tuple(rolls[:nrolls].tolist()))
+        return Playout.of(end, moves, taken, counts, tuple(rolls[:nrolls].tolist()))
 
     # --- keys -----------------------------------------------------------------------------
     def encode(self, state: CarrotsState) -> int:

@@ -627,23 +627,14 @@ class Greener(Game[GreenerState]):
             return None
         n = self.cells
         if self._playout_tables is None:
-            pairs = [(src, ray) for src in range(n) for ray in self._rays[src] if ray]
-            off = np.zeros(len(pairs) + 1, dtype=np.int64)
-            np.cumsum([len(ray) for _, ray in pairs], out=off[1:])
             parts = [stack_parts(code) or (-1, 0, 0) for code in range(codes_up_to_height(n))]
-            self._playout_tables = (
-                *(np.array(column, dtype=np.int64) for column in zip(*parts)),
-                np.array([src for src, _ in pairs], dtype=np.int64), off,
-                np.array([c for _, ray in pairs for c in ray], dtype=np.int64),
-            )
-        cap = max(0, int(max_choices))
-        taken = np.zeros(cap, dtype=np.int64)
-        counts = np.zeros(cap, dtype=np.int64)
+            self._playout_tables = (*(np.array(column, dtype=np.int64) for column in zip(*parts)),
+                                    *self._capture_rays())
+        cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         board = np.array(state.board, dtype=np.int64)
-        player, passes, moves = playout_kernel(board, state.to_move, state.passes, cap, int(seed) % 2**32,
+        player, passes, moves = playout_kernel(board, state.to_move, state.passes, cap, seed,
                                                *self._playout_tables, taken, counts)
-        return Playout(GreenerState(tuple(board.tolist()), int(player), int(passes)), int(moves),
-                       taken[:moves], counts[:moves])
+        return Playout.of(GreenerState(tuple(board.tolist()), int(player), int(passes)), moves, taken, counts)
 
     # --- tiers -------------------------------------------------------------------------
     # Every capture merges two stacks (one more empty cell), and nothing ever splits a stack or
@@ -738,6 +729,16 @@ class Greener(Game[GreenerState]):
             margin=margin,
         )
 
+    def _capture_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(src, off, cells)``: every non-empty ray of every cell, in the order of
+        :meth:`captures` (from-cell, then north, east, south, west); ray ``i`` starts at ``src[i]``
+        and crosses ``cells[off[i]:off[i + 1]]`` (for the compiled kernels)."""
+        pairs = [(src, ray) for src in range(self.cells) for ray in self._rays[src] if ray]
+        off = np.zeros(len(pairs) + 1, dtype=np.int64)
+        np.cumsum([len(ray) for _, ray in pairs], out=off[1:])
+        return (np.array([src for src, _ in pairs], dtype=np.int64), off,
+                np.array([c for _, ray in pairs for c in ray], dtype=np.int64))
+
     def _batch_tables(self) -> dict[str, Any]:
         """Lookup tables of the batch path (arrays for the compiled kernel), built once."""
         if self._tables is not None:
@@ -767,9 +768,7 @@ class Greener(Game[GreenerState]):
         for m in range(1, n + 1):
             vals = counts[m - 1][np.clip(big_h - hh, 0, n), np.clip(gr - gg, 0, greens)]
             cum[m, :, :, 1:] = np.cumsum(np.where(ok, vals, 0), axis=2)
-        pairs = [(src, ray) for src in range(n) for ray in self._rays[src] if ray]
-        pair_off = np.zeros(len(pairs) + 1, dtype=np.int64)
-        np.cumsum([len(ray) for _, ray in pairs], out=pair_off[1:])
+        pair_src, pair_off, pair_cells = self._capture_rays()
         self._tables = {
             "heights": heights,
             "greens": green_of,
@@ -778,9 +777,9 @@ class Greener(Game[GreenerState]):
             "cum": cum.reshape(-1),
             "stride": (ncodes + 1, (greens + 1) * (ncodes + 1), (n + 1) * (greens + 1) * (ncodes + 1)),
             "ncodes": ncodes,
-            "pair_src": np.array([src for src, _ in pairs], dtype=np.int64),
+            "pair_src": pair_src,
             "pair_off": pair_off,
-            "pair_cells": np.array([c for _, ray in pairs for c in ray], dtype=np.int64),
+            "pair_cells": pair_cells,
             "gather_array": np.ascontiguousarray(grid_symmetry_array(self.rows, self.cols), dtype=np.int64),
         }
         return self._tables

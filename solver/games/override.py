@@ -354,17 +354,15 @@ class Override(Game[OverrideState]):
             height[x] = len(st)
             stack[x, :len(st)] = st
         src, dst = state.last if state.last is not None else (-1, -1)
-        cap = max(0, int(max_choices))
-        taken = np.zeros(cap, dtype=np.int64)
-        counts = np.zeros(cap, dtype=np.int64)
+        cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         centre = -1 if self.centre is None else self.centre
-        player, src, dst, moves = playout_kernel(stack, height, state.player, src, dst, cap, int(seed) % 2**32,
+        player, src, dst, moves = playout_kernel(stack, height, state.player, src, dst, cap, seed,
                                                  self.per_size, centre, self.no_undo, *self._playout_geometry,
                                                  taken, counts)
         rows = stack.tolist()
         stacks = tuple(tuple(rows[x][:h]) for x, h in enumerate(height.tolist()))
         end = OverrideState(stacks, int(player), None if src < 0 else (int(src), int(dst)))
-        return Playout(end, int(moves), taken[:moves], counts[:moves])
+        return Playout.of(end, moves, taken, counts)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: OverrideState) -> int:

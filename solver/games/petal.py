@@ -460,17 +460,15 @@ class Petal(Game[PetalState]):
             if st is not None:
                 slen[p] = len(st)
                 stacks[p, :len(st)] = st
-        cap = max(0, int(max_choices))
-        taken = np.zeros(cap, dtype=np.int64)
-        counts = np.zeros(cap, dtype=np.int64)
+        cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         board = np.array(state.board, dtype=np.int64)
         left, lead, winner, moves = playout_kernel(board, stacks, slen, state.left, state.lead, state.winner, cap,
-                                                   int(seed) % 2**32, *self._playout_tables, taken, counts)
+                                                   seed, *self._playout_tables, taken, counts)
         rows = stacks.tolist()
         end = PetalState(tuple(board.tolist()),
                          tuple(None if k < 0 else tuple(rows[p][:k]) for p, k in enumerate(slen.tolist())),
                          int(left), int(lead), int(winner))
-        return Playout(end, int(moves), taken[:moves], counts[:moves])
+        return Playout.of(end, moves, taken, counts)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: PetalState) -> int:
