@@ -1,7 +1,11 @@
 """Metrics of a solved variant, computed from its tables only (polars, numpy, scipy).
 
 Every function takes the ``positions`` table (and, where moves matter, the ``edges`` table) in the
-format of :mod:`solver.tables`; nothing here knows any particular game. Three kinds of table are
+format of :mod:`solver.tables`; nothing here knows any particular game. The functions that need
+no moves (counts by value, remoteness and ply, the verdict, the structure counts) also take a
+``polars.LazyFrame``, such as a scan of a tiered table's files
+(:meth:`solver.api.TieredSolution.scan`): they then run as streaming aggregates and never hold
+the table whole. Three kinds of table are
 handled (see :func:`solution_kind`):
 
 ``deterministic``
@@ -43,9 +47,10 @@ from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES
 
 __all__ = [
     "DECISION", "CHANCE", "SIMULTANEOUS", "TERMINAL",
-    "Kind", "solution_kind", "root_row", "num_players", "Seats",
+    "Frame", "Kind", "collect", "solution_kind", "root_row", "root_values", "num_players", "count", "has_chance", "Seats",
     "Verdict", "verdict", "setup_summary", "setups_from_tables",
-    "value_remoteness_table", "value_by_ply", "expected_histogram", "expected_by_ply",
+    "value_remoteness_table", "value_by_ply", "expected_histogram", "expected_by_ply", "expected_summary",
+    "branching_counts",
     "move_values", "opening_moves",
     "Difficulty", "decision_difficulty",
     "PlayStats", "policy_weights", "terminal_outcomes", "play_statistics",
@@ -56,6 +61,8 @@ __all__ = [
 DECISION, CHANCE, SIMULTANEOUS, TERMINAL = 0, 1, 2, 3
 
 Kind = Literal["deterministic", "setups", "stochastic"]
+#: a positions table: in memory, or a lazy scan of its files (aggregates only)
+Frame = pl.DataFrame | pl.LazyFrame
 Policy = Literal["random", "perfect"]
 
 #: value names in the order they are shown in tables and plots
@@ -74,6 +81,33 @@ VALUE_TOL = 1e-9
 
 
 # --- basic access -------------------------------------------------------------------------
+
+def collect(positions: Frame, query: pl.LazyFrame) -> pl.DataFrame:
+    """Run ``query`` (built on ``positions.lazy()``): a scan streams through the files in
+    batches (bounded memory); a table in memory runs at once."""
+    return query.collect(engine="streaming" if isinstance(positions, pl.LazyFrame) else "auto")
+
+
+def _columns(positions: Frame) -> list[str]:
+    return positions.collect_schema().names()
+
+
+def count(positions: Frame) -> int:
+    """Number of rows (positions)."""
+    if isinstance(positions, pl.DataFrame):
+        return positions.height
+    return int(collect(positions, positions.select(pl.len())).item())
+
+
+def has_chance(positions: Frame) -> bool:
+    """Whether any row is a chance node."""
+    return bool(collect(positions, positions.lazy().select((pl.col("kind") == CHANCE).any())).item())
+
+
+def _remoteness_expr() -> pl.Expr:
+    """Remoteness with null for draws (stored as null or ``NO_REMOTENESS``)."""
+    rem = pl.col("remoteness").cast(pl.Int64)
+    return pl.when(rem == int(NO_REMOTENESS)).then(None).otherwise(rem)
 
 def _np(df: pl.DataFrame, name: str, fill: Any = 0) -> np.ndarray:
     """A column as numpy, nulls replaced by ``fill``."""
@@ -113,14 +147,14 @@ def solution_kind(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None
             return "setups"
         if meta.get("solution") == "deterministic":
             return "deterministic"
-    if positions["value"].dtype in (pl.Float32, pl.Float64):
+    if positions.collect_schema()["value"] in (pl.Float32, pl.Float64):
         return "stochastic"
-    if "expected" in positions.columns and bool((positions["kind"] == CHANCE).any()):
+    if "expected" in _columns(positions) and has_chance(positions):
         return "setups"
     return "deterministic"
 
 
-def paranoid_view(positions: pl.DataFrame, seat: int = 0) -> pl.DataFrame:
+def paranoid_view(positions: Frame, seat: int = 0) -> Frame:
     """A 3-4 player (paranoid) table seen as seat ``seat``'s two-sided game.
 
     The paranoid solve answers, for each seat, "can this seat force the strictly highest score
@@ -130,18 +164,19 @@ def paranoid_view(positions: pl.DataFrame, seat: int = 0) -> pl.DataFrame:
     are from that side's view, so every metric for two-player tables applies unchanged.
     """
     s = seat + 1
-    mine = positions["player"] == seat
-    value = positions[f"seat{s}_value"].to_numpy()
-    flipped = np.where(mine.to_numpy(), value, FLIP[value]).astype(np.uint8)
+    mine = pl.col("player") == seat
+    value = pl.col(f"seat{s}_value")
+    flipped = value.replace_strict(list(range(len(FLIP))), [int(x) for x in FLIP], return_dtype=pl.UInt8)
     cols = [
         pl.when(mine).then(0).otherwise(1).cast(pl.UInt8).alias("player"),
-        pl.Series("value", flipped, dtype=pl.UInt8),
+        pl.when(mine).then(value.cast(pl.UInt8)).otherwise(flipped).alias("value"),
         pl.col(f"seat{s}_remoteness").alias("remoteness"),
     ]
-    if f"seat{s}_margin" in positions.columns:
+    names = _columns(positions)
+    if f"seat{s}_margin" in names:
         m = pl.col(f"seat{s}_margin")
         cols.append(pl.when(mine).then(m).otherwise(-m).cast(pl.Int16).alias("margin"))
-    seat_cols = [c for c in positions.columns if c.startswith("seat")]
+    seat_cols = [c for c in names if c.startswith("seat")]
     return positions.with_columns(cols).drop(seat_cols)
 
 
@@ -162,11 +197,26 @@ def root_row(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None) -> 
     return int(rows[0])
 
 
-def num_players(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None) -> int:
+def root_values(positions: Frame, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The start position's row as ``{column: value}``. A lazy scan is filtered on
+    ``meta['root_key']`` (else on ply 0), so only the row groups that can hold it are read."""
+    if isinstance(positions, pl.DataFrame):
+        return positions.row(root_row(positions, meta), named=True)
+    if meta and meta.get("root_key") is not None:
+        rows = collect(positions, positions.filter(pl.col("key") == int(meta["root_key"])))
+    else:
+        rows = collect(positions, positions.filter(pl.col("ply") == 0))
+    if rows.height != 1:
+        raise ValueError("cannot find the start position: give meta with root_key, or one row at ply 0")
+    return rows.row(0, named=True)
+
+
+def num_players(positions: Frame, meta: Mapping[str, Any] | None = None) -> int:
     """Number of players (from the metadata, else from the ``player`` column)."""
     if meta and meta.get("players"):
         return int(meta["players"])
-    return max(2, int(positions["player"].max()) + 1) if positions.height else 2
+    top = collect(positions, positions.lazy().select(pl.col("player").max())).item()
+    return 2 if top is None else max(2, int(top) + 1)
 
 
 def _seat_name(seat: int) -> str:
@@ -262,7 +312,7 @@ def _signed(x: float, digits: int = 3) -> str:
 
 
 def verdict(
-    positions: pl.DataFrame,
+    positions: Frame,
     meta: Mapping[str, Any] | None = None,
     *,
     setups: pl.DataFrame | None = None,
@@ -273,8 +323,8 @@ def verdict(
 
     Parameters
     ----------
-    positions : polars.DataFrame
-        The positions table.
+    positions : polars.DataFrame or polars.LazyFrame
+        The positions table (a lazy scan: only the start's row is read).
     meta : dict, optional
         The table metadata (to find the start and the kind of solution).
     setups : polars.DataFrame, optional
@@ -293,8 +343,8 @@ def verdict(
         With a one-sentence ``text`` and a few-word ``short`` form, both generated from the numbers.
     """
     kind = solution_kind(positions, meta)
-    root = root_row(positions, meta)
-    first = int(positions["player"][root])
+    r = root_values(positions, meta)
+    first = int(r["player"])
     players = num_players(positions, meta)
     seats = Seats.of(seat_names, first, players)
     me_full, me = seats.full(first), seats.name(first)
@@ -304,12 +354,11 @@ def verdict(
     else:
         other = other_full = "the others"
     if kind == "stochastic":
-        exp = float(positions["value"][root])
-        pw = positions["p_win"][root] if "p_win" in positions.columns else None
-        pls = positions["p_loss"][root] if "p_loss" in positions.columns else None
+        exp = float(r["value"])
+        pw, pls = r.get("p_win"), r.get("p_loss")
         pw = float("nan") if pw is None else float(pw)
         pls = float("nan") if pls is None else float(pls)
-        margin = float(positions["margin"][root]) if "margin" in positions.columns else None
+        margin = float(r["margin"]) if r.get("margin") is not None else None
         if np.isnan(pw) or np.isnan(pls):
             text = (f"With perfect play by both sides {me_full} has an expected result of "
                     f"{_signed(exp)} (+1 = win, -1 = loss). No fixed (stationary) strategy earns it, so "
@@ -327,7 +376,8 @@ def verdict(
         return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short)
     if kind == "setups":
         table = setups if setups is not None else (
-            setups_from_tables(positions, edges, root) if edges is not None else None)
+            setups_from_tables(positions, edges, root_row(positions, meta))
+            if edges is not None and isinstance(positions, pl.DataFrame) else None)
         if table is None:
             raise ValueError("a random-setup verdict needs the setups table or the edges table")
         summ = setup_summary(table)
@@ -349,10 +399,10 @@ def verdict(
         return Verdict(kind, first, None, None, summ["expected_margin"], summ["expected"],
                        shares["win"], shares["lose"], setup_shares=shares, setups=n_setups,
                        text=text, short=short)
-    code = int(positions["value"][root])
-    rem_arr = _remoteness(positions)
-    rem = int(rem_arr[root]) if rem_arr[root] >= 0 else None
-    margin = float(positions["margin"][root]) if "margin" in positions.columns else None
+    code = int(r["value"])
+    rem = r.get("remoteness")
+    rem = None if rem is None or int(rem) == int(NO_REMOTENESS) else int(rem)
+    margin = float(r["margin"]) if "margin" in r else None
     name = VALUE_NAMES[code]
     if players > 2 and name in ("win", "lose"):
         text = (f"With perfect play {me_full} {'wins' if name == 'win' else 'loses'} in "
@@ -432,30 +482,23 @@ def setups_from_tables(positions: pl.DataFrame, edges: pl.DataFrame, root: int) 
 
 # --- value / remoteness / ply -------------------------------------------------------------
 
-def value_remoteness_table(positions: pl.DataFrame) -> pl.DataFrame:
+def value_remoteness_table(positions: Frame) -> pl.DataFrame:
     """GAMESMAN's analyzer table: positions by value (side to move) for each remoteness.
 
     Chance rows are left out (their value is an expectation). Columns ``remoteness`` (null for
     the row of draws, which have none), ``win``, ``lose``, ``tie``, ``draw``, ``total``; sorted by
     remoteness with the draw row last.
     """
-    det = positions["kind"].to_numpy() != CHANCE
-    codes = _np(positions, "value").astype(np.int64)[det]
-    rem = _remoteness(positions)[det]
-    rem_key = np.where(rem < 0, np.iinfo(np.int64).max // 8, rem)
-    levels = unique(rem_key)
-    inverse = np.searchsorted(levels, rem_key)
-    table = np.zeros((len(levels), 4), dtype=np.int64)
-    np.add.at(table, (inverse, codes), 1)
-    is_draw_row = levels == np.iinfo(np.int64).max // 8
-    out = pl.DataFrame({
-        "remoteness": pl.Series([None if d else int(r) for r, d in zip(levels, is_draw_row)], dtype=pl.Int64),
-        **{name: table[:, code] for name, code in (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))},
-    })
+    lf = positions.lazy()
+    rem = _remoteness_expr() if "remoteness" in _columns(positions) else pl.lit(None, dtype=pl.Int64)
+    counts = collect(positions, lf.filter(pl.col("kind") != CHANCE).group_by(rem.alias("remoteness")).agg(
+        *[(pl.col("value") == code).sum().cast(pl.Int64).alias(name)
+          for name, code in (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))]))
+    out = counts.sort("remoteness", nulls_last=True).with_columns(pl.col("remoteness").cast(pl.Int64))
     return out.with_columns(total=pl.sum_horizontal("win", "lose", "tie", "draw"))
 
 
-def value_by_ply(positions: pl.DataFrame) -> pl.DataFrame:
+def value_by_ply(positions: Frame) -> pl.DataFrame:
     """Positions by value of the side to move at each ply (fewest moves from the start).
 
     Columns ``ply``, ``positions``, ``finished`` (how many of them are final positions: a ply
@@ -463,36 +506,50 @@ def value_by_ply(positions: pl.DataFrame) -> pl.DataFrame:
     ``win``/``lose``/``tie``/``draw`` and their shares ``win_share``... (each ply's shares sum to
     1). Chance rows are left out.
     """
-    df = positions.filter(pl.col("kind") != CHANCE).select("ply", "value", "kind")
-    out = df.group_by("ply").agg(
+    df = positions.lazy().filter(pl.col("kind") != CHANCE).select("ply", "value", "kind")
+    out = collect(positions, df.group_by("ply").agg(
         pl.len().alias("positions"),
         (pl.col("kind") == TERMINAL).sum().cast(pl.Int64).alias("finished"),
         *[(pl.col("value") == code).sum().alias(name)
           for name, code in (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))],
-    ).sort("ply")
+    )).sort("ply")
     return out.with_columns(
         *[(pl.col(v) / pl.col("positions")).alias(f"{v}_share") for v in SHOWN_VALUES]
     ).with_columns(pl.col("positions").cast(pl.Int64), *[pl.col(v).cast(pl.Int64) for v in SHOWN_VALUES])
 
 
-def expected_histogram(positions: pl.DataFrame, *, bins: int = 20) -> pl.DataFrame:
+def expected_histogram(positions: Frame, *, bins: int = 20) -> pl.DataFrame:
     """Stochastic games: positions (decision and terminal) by expected result of the side to move,
-    in ``bins`` equal bins over [-1, 1]. Columns ``lo``, ``hi``, ``positions``."""
-    det = positions["kind"].to_numpy() != CHANCE
-    vals = positions["value"].to_numpy().astype(np.float64)[det]
-    counts, edges = np.histogram(np.clip(vals, -1.0, 1.0), bins=bins, range=(-1.0, 1.0))
-    return pl.DataFrame({"lo": edges[:-1], "hi": edges[1:], "positions": counts.astype(np.int64)})
+    in ``bins`` equal bins over [-1, 1] (as ``numpy.histogram``: each bin holds its lower edge, the
+    last also 1). Columns ``lo``, ``hi``, ``positions``."""
+    edges = np.linspace(-1.0, 1.0, bins + 1)
+    inner = pl.lit(pl.Series(edges[1:-1]))
+    value = pl.col("value").cast(pl.Float64).clip(-1.0, 1.0)
+    got = collect(positions, positions.lazy().filter(pl.col("kind") != CHANCE)
+                   .group_by(inner.search_sorted(value, side="right").alias("bin")).len())
+    counts = np.zeros(bins, dtype=np.int64)
+    counts[got["bin"].to_numpy().astype(np.int64)] = got["len"].to_numpy()
+    return pl.DataFrame({"lo": edges[:-1], "hi": edges[1:], "positions": counts})
 
 
-def expected_by_ply(positions: pl.DataFrame) -> pl.DataFrame:
+def expected_summary(positions: Frame) -> tuple[int, float | None, float | None]:
+    """Stochastic games: over the positions that are not chance nodes, how many there are, the
+    mean expected result of the side to move, and the share of positive expected results."""
+    got = collect(positions, positions.lazy().filter(pl.col("kind") != CHANCE).select(
+        pl.len(), pl.col("value").mean().alias("mean"), (pl.col("value") > 0).mean().alias("positive")))
+    n, mean, positive = got.row(0)
+    return int(n), mean, positive
+
+
+def expected_by_ply(positions: Frame) -> pl.DataFrame:
     """Stochastic games: mean expected result, win and loss probability of the side to move at
     each ply (chance rows left out), and ``finished``: how many of the ply's positions are final."""
     cols = [pl.len().alias("positions"), (pl.col("kind") == TERMINAL).sum().cast(pl.Int64).alias("finished"),
             pl.col("value").mean().alias("mean_expected")]
     for c in ("p_win", "p_loss"):
-        if c in positions.columns:
+        if c in _columns(positions):
             cols.append(pl.col(c).mean().alias(f"mean_{c}"))
-    return positions.filter(pl.col("kind") != CHANCE).group_by("ply").agg(cols).sort("ply")
+    return collect(positions, positions.lazy().filter(pl.col("kind") != CHANCE).group_by("ply").agg(cols)).sort("ply")
 
 
 # --- moves --------------------------------------------------------------------------------
@@ -1110,34 +1167,48 @@ def cyclic_positions(n: int, src: np.ndarray, dst: np.ndarray, *, method: str = 
     return on_cycle, int(len(cyc_labels)), largest, method
 
 
-def structure(positions: pl.DataFrame, edges: pl.DataFrame | None = None, *, method: str = "auto") -> Structure:
+def branching_counts(positions: Frame) -> pl.DataFrame:
+    """How many non-terminal decision positions have each number of legal moves: columns
+    ``num_moves`` and ``positions``, sorted."""
+    return collect(positions, positions.lazy().filter((pl.col("kind") == DECISION) & (pl.col("num_moves") > 0))
+                    .group_by("num_moves").agg(pl.len().cast(pl.Int64).alias("positions"))).sort("num_moves")
+
+
+def structure(positions: Frame, edges: pl.DataFrame | None = None, *, method: str = "auto") -> Structure:
     """Counts, branching factor and cycles of the position graph.
 
     Branching is over non-terminal decision positions (``num_moves``, mean and max). Cycles need
-    the edges table (None when it is missing).
+    the edges table (None when it is missing; a lazy scan never has them).
     """
-    kind = positions["kind"].to_numpy()
-    nm = _np(positions, "num_moves").astype(np.int64)
+    kind = pl.col("kind")
+    nm = pl.col("num_moves").fill_null(0).cast(pl.Int64)
     dec = (kind == DECISION) & (nm > 0)
-    by_value: dict[str, int] = {}
-    if positions["value"].dtype not in (pl.Float32, pl.Float64):
-        codes = _np(positions, "value").astype(np.int64)[kind != CHANCE]
-        by_value = {v: int((codes == c).sum()) for v, c in (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))}
+    stochastic = positions.collect_schema()["value"] in (pl.Float32, pl.Float64)
+    values = (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))
+    got = collect(positions, positions.lazy().select(
+        pl.len().alias("positions"),
+        *[(kind == k).sum().cast(pl.Int64).alias(name)
+          for name, k in (("terminal", TERMINAL), ("chance", CHANCE), ("decision", DECISION))],
+        nm.filter(dec).mean().alias("branching_mean"), nm.filter(dec).max().alias("branching_max"),
+        *([] if stochastic else [((pl.col("value") == c) & (kind != CHANCE)).sum().cast(pl.Int64).alias(v)
+                                 for v, c in values]),
+    )).row(0, named=True)
+    by_value = {} if stochastic else {v: int(got[v]) for v, _ in values}
+    n = int(got["positions"])
     cyc = (None, None, None, None)
     n_moves = None
     if edges is not None:
+        if not isinstance(positions, pl.DataFrame):
+            raise ValueError("cycles need the positions table in memory, not a scan")
         src, dst, _ = _edge_arrays(edges)
         n_moves = int(len(src))
-        on_cycle, count, largest, used = cyclic_positions(positions.height, src, dst, method=method)
-        cyc = (float(on_cycle.mean()) if positions.height else 0.0, count, largest, used)
+        on_cycle, count_, largest, used = cyclic_positions(n, src, dst, method=method)
+        cyc = (float(on_cycle.mean()) if n else 0.0, count_, largest, used)
     return Structure(
-        positions=positions.height,
-        terminal=int((kind == TERMINAL).sum()),
-        chance=int((kind == CHANCE).sum()),
-        decision=int((kind == DECISION).sum()),
+        positions=n, terminal=int(got["terminal"]), chance=int(got["chance"]), decision=int(got["decision"]),
         moves=n_moves,
-        branching_mean=float(nm[dec].mean()) if dec.any() else None,
-        branching_max=int(nm[dec].max()) if dec.any() else None,
+        branching_mean=None if got["branching_mean"] is None else float(got["branching_mean"]),
+        branching_max=None if got["branching_max"] is None else int(got["branching_max"]),
         cyclic_share=cyc[0], cycles=cyc[1], largest_cycle=cyc[2], cycle_method=cyc[3],
         by_value=by_value,
     )

@@ -289,11 +289,14 @@ def good_move_shares(ax: Axes, shares: np.ndarray, *, what: str = "winning",
     return _finish(ax, title, f"share of legal moves that are {what}", "positions")
 
 
-def branching(ax: Axes, num_moves: np.ndarray, *, title: str = "Legal moves per position") -> Axes:
-    """Histogram of the number of legal moves over non-terminal decision positions."""
+def branching(ax: Axes, num_moves: np.ndarray, *, weights: np.ndarray | None = None,
+              title: str = "Legal moves per position") -> Axes:
+    """Histogram of the number of legal moves over non-terminal decision positions: one entry per
+    position, or each distinct number once with its count of positions as ``weights``."""
     if len(num_moves):
         hi = int(num_moves.max())
-        ax.hist(num_moves, bins=np.arange(0.5, hi + 1.5, max(1, (hi + 39) // 40)), color=NEUTRAL, edgecolor="white")
+        ax.hist(num_moves, bins=np.arange(0.5, hi + 1.5, max(1, (hi + 39) // 40)), weights=weights,
+                color=NEUTRAL, edgecolor="white")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         _counts_axis(ax)
     return _finish(ax, title, "legal moves", "positions")

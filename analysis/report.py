@@ -391,17 +391,20 @@ def _plies(x: float | None) -> str:
 
 @dataclass
 class _Tables:
-    """The tables and facts every section needs (read once)."""
+    """The tables and facts every section needs (read once). ``positions`` is a lazy scan (and
+    ``root`` None) for a tiered table too large to load: only aggregates and lookups apply then;
+    ``start`` is the start position's row."""
 
-    positions: pl.DataFrame
+    positions: M.Frame
     edges: pl.DataFrame | None
     setups: pl.DataFrame | None
     meta: dict[str, Any]
     kind: str
-    root: int
+    root: int | None
     players: int
     verdict: M.Verdict
     seats: M.Seats = field(default_factory=M.Seats)
+    start: dict[str, Any] = field(default_factory=dict)
 
     @property
     def first(self) -> int:
@@ -430,26 +433,31 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
     progress : bool
         Show a progress bar over the report's steps on standard error.
     """
-    pos = solution.positions
+    scan = getattr(solution, "scan", None)
+    # a tiered table too large to regenerate its moves: every section that remains is an
+    # aggregate or a lookup, so read its files as a streaming scan instead of loading them whole
+    lazy = scan is not None and solution.edges is None
+    pos = scan() if lazy else solution.positions
     meta = dict(solution.meta)
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     names = getattr(solution.game, "seat_names", None)
     try:
         kind = M.solution_kind(pos, meta)
-        root = M.root_row(pos, meta)
+        root = None if lazy else M.root_row(pos, meta)
+        start = M.root_values(pos, meta)
         v = M.verdict(pos, meta, setups=solution.setups, edges=solution.edges, seat_names=names)
     except (*_MISSING, ValueError) as exc:
         raise TableError(f"{getattr(solution, 'path', 'the table')} cannot be read as a solved variant "
                          f"({exc}); solve the variant again with --force") from None
     players = M.num_players(pos, meta)
     t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, players, v,
-                M.Seats.of(names, v.first_player, players))
+                M.Seats.of(names, v.first_player, players), start)
     label = meta.get("label", getattr(solution.game, "name", "game"))
     title = f"Balance report: {label}"
     title_game = getattr(solution.game, "title", "") or label
     intro = (f"{title_game}. Exact analysis of every position reachable from the start "
-             f"({pos.height:,} positions{' up to symmetry' if meta.get('symmetry', True) else ''}), "
+             f"({M.count(pos):,} positions{' up to symmetry' if meta.get('symmetry', True) else ''}), "
              f"computed from the solved tables. Values are from the side to move: win, lose, tie "
              f"(the game ends level) or draw (endless play, neither side can force a win). "
              f"A ply is one move by one player.")
@@ -493,8 +501,7 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
 
 def _secret_start(t: _Tables) -> bool:
     """The start is a secret simultaneous choice whose mixed strategies the table holds."""
-    return ("strategy_1" in t.positions.columns
-            and int(t.positions["kind"][t.root]) == int(NodeKind.SIMULTANEOUS))
+    return "strategy_1" in t.start and int(t.start["kind"]) == int(NodeKind.SIMULTANEOUS)
 
 
 def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
@@ -768,7 +775,7 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
     labels = [_join_names(g) if names else f"to row {d}" for g, d in zip(groups, table["dst"].to_list())]
     n_moves = int(table["moves"].sum())
     stochastic = t.kind == "stochastic"
-    chance = int(t.positions["kind"][t.root]) == M.CHANCE
+    chance = int(t.start["kind"]) == M.CHANCE
     what = ("chance outcome" if n_moves == 1 else "chance outcomes") if chance else ("move" if n_moves == 1 else "moves")
     if stochastic:
         exp = table["expected"].to_numpy()
@@ -952,7 +959,7 @@ def _line_section(doc: Document, t: _Tables, solution: Any) -> Section:
     end = _line_end(t, g, states[-1], ending, len(steps), chance=chance > 0)
     how = ("both sides play a best move at every turn (the largest expected result)" if t.kind == "stochastic" else
            "both sides play a best move at every turn (the fastest win, the slowest loss"
-           + (", then the best score margin)" if "margin" in t.positions.columns else ")"))
+           + (", then the best score margin)" if "margin" in t.start else ")"))
     if chance:
         how += "; chance steps take their most likely outcome (the first of equally likely ones)"
     if any(st.why == "most likely choices" for st in steps):
@@ -1126,10 +1133,10 @@ def _setups_list_section(doc: Document, t: _Tables, solution: Any = None) -> Sec
 def _histogram_section(doc: Document, t: _Tables) -> Section:
     if t.kind == "stochastic":
         hist = M.expected_histogram(t.positions)
-        vals = t.positions.filter(pl.col("kind") != M.CHANCE)["value"]
-        reading = (f"With chance in play there is no remoteness. Across the {vals.len():,} positions "
-                   f"the side to move expects on average {vals.mean():+.3f}; "
-                   f"{_pct(float((vals > 0).mean()))} of positions favour the side to move.")
+        n, mean, positive = M.expected_summary(t.positions)
+        reading = (f"With chance in play there is no remoteness. Across the {n:,} positions "
+                   f"the side to move expects on average {mean:+.3f}; "
+                   f"{_pct(float(positive))} of positions favour the side to move.")
         sec = Section("Expected results of all positions", reading)
         sec.table(["expected result from", "to", "positions"],
                   [[f"{lo:+.1f}", f"{hi:+.1f}", c] for lo, hi, c in hist.iter_rows() if c])
@@ -1246,7 +1253,7 @@ def _ply_notes_and_figure(doc: Document, sec: Section, t: _Tables, table: pl.Dat
         sec.note(f"{hidden} later plies are in the figure only.")
     if note:
         sec.note(note)
-    if bool((t.positions["kind"] == M.CHANCE).any()):
+    if M.has_chance(t.positions):
         sec.note(_CHANCE_PLIES)
     if table.height:
         doc.new_figure("value_by_ply", lambda ax: draw(ax, table))
@@ -1437,9 +1444,10 @@ def _structure_section(doc: Document, t: _Tables) -> Section:
     for v, c in s.by_value.items():
         rows.append([f"positions: {v}", c])
     sec.table(["", "count"], rows)
-    nm = t.positions.filter((pl.col("kind") == M.DECISION) & (pl.col("num_moves") > 0))["num_moves"].to_numpy()
-    if len(nm):
-        doc.new_figure("branching", lambda ax: plots.branching(ax, nm))
+    nm = M.branching_counts(t.positions)
+    if nm.height:
+        doc.new_figure("branching", lambda ax: plots.branching(ax, nm["num_moves"].to_numpy(),
+                                                             weights=nm["positions"].to_numpy()))
         sec.figure("branching", "Number of legal moves over the non-terminal decision positions.")
     if s.cycle_method:
         sec.note(f"cycles: positions in a strongly connected component of more than one position (or "

@@ -92,7 +92,10 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     player beats a perfect one; ``random_first_wins``: the first player's win probability when
     both play at random.
     """
-    pos, meta, edges = solution.positions, solution.meta, solution.edges
+    meta, edges = solution.meta, solution.edges
+    scan = getattr(solution, "scan", None)
+    # a tiered table too large to regenerate its moves: aggregates over a streaming scan
+    pos = scan() if scan is not None and edges is None else solution.positions
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)
@@ -103,7 +106,7 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
         "kind": v.kind, "verdict": v.short, "value": v.value, "remoteness": v.remoteness,
         "advantage": v.advantage, "margin": v.margin, "p_first_wins": v.p_win, "p_first_loses": v.p_loss,
         "only_move": None, "good_moves": None,
-        "random_vs_perfect": None, "random_first_wins": None, "positions": pos.height,
+        "random_vs_perfect": None, "random_first_wins": None, "positions": M.count(pos),
         "cyclic": None, "label": meta.get("label"), "table": str(solution.path),
         "rules_version": meta.get("rules_version"), "toolkit_version": meta.get("toolkit_version"),
         "solve_seconds": meta.get("solve_seconds"), "method": None,
@@ -127,22 +130,25 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     return row
 
 
-def _value_counts(positions: pl.DataFrame) -> str:
+def _value_counts(positions: M.Frame) -> str:
     """How many positions have each value (deterministic tables) or each expected result rounded
     to 1e-9 (stochastic), as JSON: two tables with different counts are different."""
-    col = positions["value"]
-    if col.dtype in (pl.Float32, pl.Float64):
+    col = pl.col("value")
+    if positions.collect_schema()["value"] in (pl.Float32, pl.Float64):
         col = col.round(9)
-    counts = col.value_counts().sort(col.name)
+    query = positions.lazy().group_by(col.alias("value")).agg(pl.len().alias("count")).sort("value")
+    counts = M.collect(positions, query)
     return json.dumps([[str(a), int(b)] for a, b in counts.iter_rows()])
 
 
-def _digest(positions: pl.DataFrame) -> str | None:
+def _digest(positions: M.Frame) -> str | None:
     """A hash of every row of the positions table (``None`` beyond :data:`COMPARE_LIMIT` rows):
     equal digests mean the same positions with the same values, plies and moves. Row hashes are
     stable within one polars version, so digests compare the variants of one sweep only."""
-    if positions.height > COMPARE_LIMIT:
+    if M.count(positions) > COMPARE_LIMIT:
         return None
+    if isinstance(positions, pl.LazyFrame):
+        positions = positions.collect().sort("key")
     h = hashlib.sha1(json.dumps([[c, str(t)] for c, t in positions.schema.items()]).encode())
     for seed in (0, 1):  # two independent 64-bit hashes per row
         h.update(positions.hash_rows(seed=seed).to_numpy().tobytes())

@@ -323,8 +323,8 @@ class TieredSolution(Solution):
     Lookups (``lookup``, ``moves``, ``root``) read only the rows they need from the tier file of
     each position (a Parquet scan with the key as predicate: row groups whose key range does not
     hold it are skipped), so ``show`` and ``play`` never load the table whole. ``positions``
-    (every tier, sorted by key) is built on first use, for reports, and so is ``edges``
-    (regenerated from the rules: no edges table is stored).
+    (every tier, sorted by key) is built on first use, and so is ``edges`` (regenerated from the
+    rules: no edges table is stored); reports of tables too large for that read :meth:`scan`.
     """
 
     def __init__(self, game: Game, positions: pl.DataFrame | None, meta: dict[str, Any], path: Path,
@@ -344,6 +344,15 @@ class TieredSolution(Solution):
             frames = [read_tier(self.path, t) for t in self.meta.get("tiers", [])]
             self._positions = pl.concat(frames).sort("key") if frames else pl.DataFrame()
         return self._positions
+
+    def scan(self) -> pl.LazyFrame:
+        """Every tier's rows as a lazy scan of the tier files (not sorted by key): aggregates
+        over it stream through the files in batches, so a report of a table too large for memory
+        never holds it whole. The loaded table when :attr:`positions` was already read."""
+        if self._positions is not None:
+            return self._positions.lazy()
+        files = [str(self._files[int(t["tier"])]) for t in self.meta.get("tiers", [])]
+        return pl.scan_parquet(files) if files else pl.LazyFrame()
 
     @property
     def edges(self) -> pl.DataFrame | None:  # type: ignore[override]
