@@ -239,7 +239,8 @@ def _player_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=None, help="alphabeta: search depth (default 3)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="any other player option (repeatable), e.g. --option playout_moves=30, "
-                        "--option c=1.0, --option simultaneous=ucb, --option playouts=rules, --option time_limit=2; "
+                        "--option c=1.0, --option simultaneous=ucb, --option playouts=rules, --option solver=off, "
+                        "--option time_limit=2; "
                         "it goes to every chosen player that has it")
     p.add_argument("--seed", type=int, default=0, help="seed of the games (default %(default)s)")
     p.add_argument("--max-moves", type=int, default=500, metavar="N",

@@ -15,6 +15,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import polars as pl
 import pytest
 
 from analysis.metrics import play_statistics
@@ -26,6 +27,7 @@ from solver.games import game_class
 from solver.players import (AlphaBetaPlayer, MCTSPlayer, Player, calibrate, estimate, evaluate,
                             make_player, play_game, sample_chance)
 from solver.players.alphabeta import WIN
+from solver.core.values import WIN as WIN_CODE
 from tests.toygames import DiceRace, Stochastic
 
 #: the small presets every player is tried on
@@ -336,6 +338,61 @@ def test_mcts_keeps_the_exact_value_of_most_blam_positions(blam_solution):
     assert sum(p.blunders for p in mcts.by_ply) == mcts.blunders == sum(mcts.blunder_kinds.values())
 
 
+def _tree_nodes(root):
+    """Every node of an MCTS tree (children lists of decision nodes, dicts of the others)."""
+    todo, seen = [root], []
+    while todo:
+        node = todo.pop()
+        seen.append(node)
+        kids = getattr(node, "children", None) or []
+        todo.extend(k for k in (kids.values() if isinstance(kids, dict) else kids) if k is not None)
+    return seen
+
+
+POINTS = {"win": 1.0, "lose": -1.0, "tie": 0.0}
+
+
+def test_mcts_solver_proofs_agree_with_the_exact_table(blam_solution):
+    """MCTS-Solver marks a decision node proven only when the tree shows every line's end: each
+    proven value (for the side to move there) must be the exact table's, in trees grown from
+    positions all over Blam! 3x3."""
+    game, sol = blam_solution
+    keys = sol.positions.filter(pl.col("kind") == int(NodeKind.DECISION))["key"].to_numpy()
+    rng = np.random.default_rng(7)
+    checked = inner = 0
+    for key in rng.choice(keys, size=40, replace=False):
+        root = MCTSPlayer(budget=300).run(game, game.decode(int(key)), rng)
+        for node in _tree_nodes(root):
+            if node.proven is None:
+                continue
+            exact = sol.lookup(node.state)
+            assert exact.value in POINTS, exact  # only a final result can be proven, never a draw
+            assert node.proven[node.player] == POINTS[exact.value], (node.state, exact)
+            checked += 1
+            inner += node.kind == int(NodeKind.DECISION)
+    assert inner >= 40 and checked > inner  # proofs reach above the final positions
+
+
+def test_mcts_solver_plays_short_forced_wins(blam_solution):
+    """From positions with a forced win in at most 3 plies, 400 playouts prove the win at the
+    root, and the move played keeps it (the exact table's value of its child)."""
+    game, sol = blam_solution
+    pos = sol.positions
+    rem = pos["remoteness"].cast(pl.Int64)
+    wins = pos.filter((pl.col("kind") == int(NodeKind.DECISION)) & (pl.col("value") == WIN_CODE)
+                      & (rem >= 3) & (rem <= 3))["key"].to_numpy()
+    assert len(wins) >= 20
+    rng = np.random.default_rng(3)
+    for key in rng.choice(wins, size=20, replace=False):
+        state = game.decode(int(key))
+        player = MCTSPlayer(budget=400)
+        root = player.run(game, state, np.random.default_rng(int(key) % 1000))
+        assert root.proven is not None and root.proven[root.player] == 1.0
+        move = player.choose(game, state, np.random.default_rng(int(key) % 1000))
+        kept = next(m for m in sol.moves(state) if m.move == game.action_name(state, move))
+        assert kept.value == "win", (state, move)
+
+
 def _matrix_game(rows):
     """A one-shot secret choice: ``rows[i][j]`` is player 1's chance of winning."""
     spec = {0: ("S", 0, []), 1: ("T", 0, (Result.WIN, Result.LOSS)), 2: ("T", 0, (Result.LOSS, Result.WIN))}
@@ -547,6 +604,7 @@ def test_calibration_refuses_another_variant(blam_solution):
     ("mcts", {"budget": -3}, "budget=1000"),
     ("mcts", {"budget": "lots"}, "budget=1000"),
     ("mcts", {"c": -1}, "c=1.4"),
+    ("mcts", {"solver": "maybe"}, "solver=off"),
     ("alphabeta", {"depth": 0}, "depth=3"),
     ("alphabeta", {"time_limit": 0}, "time_limit=1"),
     ("random", {"budget": 10}, "its options: none"),

@@ -15,6 +15,14 @@ the readable rules.
   the largest ``mean + c * sqrt(ln N / n)``, the mean being the mover's result rescaled to [0, 1]
   (``c`` = 1.4, about sqrt(2), the textbook constant for [0, 1] rewards). The move played is the
   most visited action (ties: the better mean, then at random).
+* **MCTS-Solver** (Winands, Bjoernsson and Saito, "Monte-Carlo tree search solver", 2008;
+  ``solver="on"``, the default): final positions are *proven* (their result is exact), and a
+  decision node is proven as soon as one child is a proven win for its mover, or every child is
+  proven (its mover's best of them). A search reaching a proven node backs up its exact result
+  without a playout; a proven child's statistics become its exact result; the move played is a
+  proven win when there is one and never a proven loss while other moves remain. Proofs stop at
+  chance and secret simultaneous nodes (their results are expectations). Tested: every proof
+  agrees with the exact table (``tests/test_players.py``).
 * Chance node: an outcome drawn with the game's probabilities on every visit.
 * Simultaneous node, ``simultaneous="rm"`` (the default): **regret matching** (SM-MCTS with
   regret matching, Lanctot et al. 2013; Lisy et al., "Convergence of Monte Carlo tree search in
@@ -61,7 +69,7 @@ class _Node:
     for a playout."""
 
     __slots__ = ("state", "kind", "player", "actions", "children", "n", "w", "untried", "visits",
-                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg", "ready")
+                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg", "ready", "proven")
 
     def __init__(self, game: Game, state: Any, rng: np.random.Generator) -> None:
         self.state = state
@@ -70,8 +78,9 @@ class _Node:
         self.kind = kind
         self.player = game.to_move(state)
         self.ready = kind == _TERMINAL
+        self.proven: tuple[float, ...] | None = None  # every player's exact result, once proven
         if kind == _TERMINAL:
-            self.values = terminal_values(game, state)
+            self.values = self.proven = terminal_values(game, state)
 
     def expand(self, game: Game, rng: np.random.Generator) -> None:
         """List the node's actions, outcomes or both players' actions (once)."""
@@ -122,6 +131,41 @@ def _rm_pick(reg: list[float], avg: list[float], gamma: float, rng: np.random.Ge
     return k - 1, (1.0 - gamma) * sigma[-1] + gamma / k
 
 
+def _switch(name: str, value: Any, what: str) -> bool:
+    """An on/off option (also true/false, 1/0)."""
+    text = str(value).strip().lower()
+    if text not in ("on", "off", "true", "false", "1", "0"):
+        raise VariantError(f"mcts: {name} must be 'on' ({what}) or 'off', not {value!r} (e.g. {name}=off)")
+    return text in ("on", "true", "1")
+
+
+def _prove(path: list[tuple[_Node, Any]]) -> None:
+    """MCTS-Solver (Winands, Bjoernsson and Saito 2008), from the leaf up: a decision node is
+    proven once one child is a proven win for its mover (+1, the best result there is) or every
+    child is proven (then it takes its mover's best of them); a proven child's statistics become
+    its exact result. Chance and secret simultaneous nodes are never proven (their result is an
+    expectation), so the proof stops there."""
+    for node, choice in reversed(path):
+        if choice is None:  # the new leaf (nothing to prove from) or a chance node (stop)
+            if node.kind == _CHANCE:
+                return
+            continue
+        if node.kind != _DECISION or node.proven is not None:
+            return
+        child = node.children[choice]
+        if child.proven is None:
+            return
+        p = node.player
+        exact = child.proven[p]
+        node.w[choice] = exact * node.n[choice]
+        if exact >= 1.0:
+            node.proven = child.proven
+        elif not node.untried and all(c is not None and c.proven is not None for c in node.children):
+            node.proven = max((c.proven for c in node.children), key=lambda v: v[p])
+        else:
+            return
+
+
 def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random.Generator) -> int:
     """The action with the largest UCB1 score (rewards in [-1, 1] rescaled to [0, 1])."""
     log_total = math.log(max(total, 1))
@@ -143,7 +187,8 @@ class MCTSPlayer(Player):
     (:meth:`Game.random_playout`) where it has one, or with ``playouts="rules"`` always through
     the readable rules (the same distribution of play, another stream of random numbers). Secret simultaneous choices: ``simultaneous`` =
     ``"rm"`` (regret matching with exploration ``gamma``, default 0.1) or ``"ucb"`` (decoupled
-    UCT)."""
+    UCT). ``solver`` (``"on"``, default, or ``"off"``): prove wins and losses in the tree
+    (MCTS-Solver)."""
 
     name = "mcts"
     budget: int = 1000
@@ -152,6 +197,7 @@ class MCTSPlayer(Player):
     simultaneous: str = "rm"
     gamma: float = 0.1
     playouts: str = "compiled"
+    solver: bool = True
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -173,6 +219,7 @@ class MCTSPlayer(Player):
             raise VariantError(f"mcts: playouts must be 'compiled' (the game's compiled random playout where it "
                                f"has one) or 'rules' (the readable rules), not {self.playouts!r} (e.g. playouts=rules)")
         self.playouts = way
+        self.solver = _switch("solver", self.solver, "prove wins and losses in the tree, MCTS-Solver")
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
@@ -180,6 +227,8 @@ class MCTSPlayer(Player):
             out.update(simultaneous=self.simultaneous, gamma=self.gamma)
         if self.playouts != "compiled":
             out["playouts"] = self.playouts
+        if not self.solver:
+            out["solver"] = "off"
         return out
 
     # --- the interface --------------------------------------------------------------------
@@ -188,8 +237,15 @@ class MCTSPlayer(Player):
         root = self.run(game, state, rng)
         if len(root.actions) == 1:
             return root.actions[0]
-        top = max(root.n)
-        best = [i for i, ni in enumerate(root.n) if ni == top]
+        cands = list(range(len(root.actions)))
+        if self.solver:  # a proven win if there is one; never a proven loss while others remain
+            p = root.player
+            proven = [None if c is None else c.proven for c in root.children]
+            wins = [i for i in cands if proven[i] is not None and proven[i][p] >= 1.0]
+            alive = [i for i in cands if proven[i] is None or proven[i][p] > -1.0]
+            cands = wins or alive or cands
+        top = max(root.n[i] for i in cands)
+        best = [i for i in cands if root.n[i] == top]
         if len(best) > 1:
             means = {i: root.w[i] / max(1, root.n[i]) for i in best}
             m = max(means.values())
@@ -234,11 +290,12 @@ class MCTSPlayer(Player):
         path: list[tuple[_Node, Any]] = []
         node = root
         c = self.c
+
         while True:
-            kind = node.kind
-            if kind == _TERMINAL:
-                values = node.values
+            if node.proven is not None:  # a final position, or a decision proven by the tree
+                values = node.proven
                 break
+            kind = node.kind
             if not node.ready:
                 node.expand(game, rng)
             if kind == _DECISION:
@@ -311,6 +368,8 @@ class MCTSPlayer(Player):
                         for b in range(len(reg)):
                             reg[b] -= v
                         reg[i] += v / drawn[p]
+        if self.solver:
+            _prove(path)
 
     def _playout(self, game: Game, node: _Node, rng: np.random.Generator, evaluate: Any,
                  players: int) -> tuple[float, ...]:
