@@ -235,7 +235,7 @@ def _player_args(p: argparse.ArgumentParser) -> None:
                         "the fastest that looks ahead; mcts is the strongest but slow at full size)")
     p.add_argument("--player1", default=None, help="the first seat's player (default --player)")
     p.add_argument("--player2", default=None, help="the other seats' player (default --player)")
-    p.add_argument("--budget", type=int, default=None, help="mcts: playouts per move (default 1000)")
+    p.add_argument("--budget", type=int, default=None, help="mcts: playouts per move (default 2000)")
     p.add_argument("--depth", type=int, default=None, help="alphabeta: search depth (default 3)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="any other player option (repeatable), e.g. --option playout_moves=30, "

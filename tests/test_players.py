@@ -600,9 +600,9 @@ def test_calibration_refuses_another_variant(blam_solution):
 # --- options -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, options, fix", [
-    ("mcts", {"budget": 0}, "budget=1000"),
-    ("mcts", {"budget": -3}, "budget=1000"),
-    ("mcts", {"budget": "lots"}, "budget=1000"),
+    ("mcts", {"budget": 0}, "budget=2000"),
+    ("mcts", {"budget": -3}, "budget=2000"),
+    ("mcts", {"budget": "lots"}, "budget=2000"),
     ("mcts", {"c": -1}, "c=1.4"),
     ("mcts", {"solver": "maybe"}, "solver=off"),
     ("alphabeta", {"depth": 0}, "depth=3"),
@@ -620,7 +620,7 @@ def test_bad_options_are_one_line_with_the_fix(name, options, fix):
 def test_options_from_text_and_bad_self_play_counts():
     assert make_player("mcts", budget="200").budget == 200
     assert make_player("alphabeta", depth="4", time_limit="0.5").time_limit == 0.5
-    assert make_player("MCTS").describe() == "mcts(budget=1000, c=1.4, playout_moves=200)"
+    assert make_player("MCTS").describe() == "mcts(budget=2000, c=1.4, playout_moves=200)"
     for bad in ({"games": 0}, {"jobs": 0}, {"max_moves": 0}):
         with pytest.raises(VariantError, match="at least 1"):
             estimate(small("blam"), "random", **bad)

@@ -193,7 +193,7 @@ class Player(ABC):
         return {}
 
     def describe(self) -> str:
-        """``mcts(budget=1000, c=1.4, ...)``: the name and every option."""
+        """``mcts(budget=2000, c=1.4, ...)``: the name and every option."""
         opts = ", ".join(f"{k}={v}" for k, v in self.options().items() if v is not None)
         return f"{self.name}({opts})" if opts else self.name
 

@@ -181,7 +181,7 @@ def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random
 
 @dataclass(repr=False)
 class MCTSPlayer(Player):
-    """UCT with ``budget`` playouts per move (default 1000) and exploration constant ``c``
+    """UCT with ``budget`` playouts per move (default 2000) and exploration constant ``c``
     (default 1.4); random playouts stop after ``playout_moves`` choices (default 200) and are
     then scored by the game's evaluation; they run in the game's compiled kernel
     (:meth:`Game.random_playout`) where it has one, or with ``playouts="rules"`` always through
@@ -191,7 +191,7 @@ class MCTSPlayer(Player):
     (MCTS-Solver)."""
 
     name = "mcts"
-    budget: int = 1000
+    budget: int = 2000
     c: float = 1.4
     playout_moves: int = 200
     simultaneous: str = "rm"
@@ -201,7 +201,7 @@ class MCTSPlayer(Player):
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        self.budget = int_option(self.name, "budget", self.budget, minimum=1, example=1000, what="playouts per move")
+        self.budget = int_option(self.name, "budget", self.budget, minimum=1, example=2000, what="playouts per move")
         self.c = float_option(self.name, "c", self.c, minimum=0.0, example=1.4, what="UCB exploration constant")
         self.playout_moves = int_option(self.name, "playout_moves", self.playout_moves, minimum=1, example=200,
                                         what="choices per random playout before the evaluation decides")
