@@ -109,6 +109,7 @@ def _remoteness_expr() -> pl.Expr:
     rem = pl.col("remoteness").cast(pl.Int64)
     return pl.when(rem == int(NO_REMOTENESS)).then(None).otherwise(rem)
 
+
 def _np(df: pl.DataFrame, name: str, fill: Any = 0) -> np.ndarray:
     """A column as numpy, nulls replaced by ``fill``."""
     col = df[name]
