@@ -290,7 +290,6 @@ class MCTSPlayer(Player):
         path: list[tuple[_Node, Any]] = []
         node = root
         c = self.c
-
         while True:
             if node.proven is not None:  # a final position, or a decision proven by the tree
                 values = node.proven
