@@ -92,6 +92,22 @@ def _columns(positions: Frame) -> list[str]:
     return positions.collect_schema().names()
 
 
+def positions_of(solution: Any) -> Frame:
+    """The positions a report or a tune row reads from a solved variant: its table, or, for a
+    tiered table with too many moves to regenerate (no edges), a streaming scan of its tier files
+    (every metric that needs no moves is an aggregate or a lookup, so none loads it whole)."""
+    scan = getattr(solution, "scan", None)
+    if scan is not None and solution.edges is None:
+        return scan()
+    return solution.positions
+
+
+def stochastic_values(positions: Frame) -> bool:
+    """Whether the ``value`` column holds expected results (floats: a stochastic solution) rather
+    than value codes."""
+    return positions.collect_schema()["value"] in (pl.Float32, pl.Float64)
+
+
 def count(positions: Frame) -> int:
     """Number of rows (positions)."""
     if isinstance(positions, pl.DataFrame):
@@ -148,7 +164,7 @@ def solution_kind(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None
             return "setups"
         if meta.get("solution") == "deterministic":
             return "deterministic"
-    if positions.collect_schema()["value"] in (pl.Float32, pl.Float64):
+    if stochastic_values(positions):
         return "stochastic"
     if "expected" in _columns(positions) and has_chance(positions):
         return "setups"
@@ -564,7 +580,7 @@ def move_values(positions: pl.DataFrame, edges: pl.DataFrame, *, stochastic: boo
     keeps the child's value; otherwise it is flipped.
     """
     if stochastic is None:
-        stochastic = positions["value"].dtype in (pl.Float32, pl.Float64)
+        stochastic = stochastic_values(positions)
     src, dst, _ = _edge_arrays(edges)
     kind = positions["kind"].to_numpy()
     sel = kind[src] == DECISION
@@ -609,7 +625,7 @@ def opening_moves(
     """
     if root is None:
         root = root_row(positions, meta)
-    stochastic = positions["value"].dtype in (pl.Float32, pl.Float64)
+    stochastic = stochastic_values(positions)
     src, dst, prob = _edge_arrays(edges)
     sel = src == root
     kids = dst[sel]
@@ -686,7 +702,7 @@ def decision_difficulty(positions: pl.DataFrame, edges: pl.DataFrame) -> Difficu
     -------
     Difficulty
     """
-    stochastic = positions["value"].dtype in (pl.Float32, pl.Float64)
+    stochastic = stochastic_values(positions)
     mv = move_values(positions, edges, stochastic=stochastic)
     n = positions.height
     src = mv["src"].to_numpy()
@@ -760,7 +776,7 @@ def terminal_outcomes(positions: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     Deterministic tables: from the value code; stochastic tables: ``p_win`` / ``p_loss``.
     """
     term = positions["kind"].to_numpy() == TERMINAL
-    if positions["value"].dtype in (pl.Float32, pl.Float64):
+    if stochastic_values(positions):
         v = positions["value"].to_numpy().astype(np.float64)
         w = _np(positions, "p_win", 0.0).astype(np.float64) if "p_win" in positions.columns else (v > 0) * 1.0
         l_ = _np(positions, "p_loss", 0.0).astype(np.float64) if "p_loss" in positions.columns else (v < 0) * 1.0
@@ -798,7 +814,7 @@ def policy_weights(
     dec_e = (kind[src] == DECISION) & np.isin(player[src], perfect_seats)
     if not dec_e.any():
         return w
-    if positions["value"].dtype in (pl.Float32, pl.Float64):
+    if stochastic_values(positions):
         good_all = _best_stochastic_moves(positions, src, dst, kind, player, prob)
         good = good_all[dec_e]
     else:
@@ -1184,7 +1200,7 @@ def structure(positions: Frame, edges: pl.DataFrame | None = None, *, method: st
     kind = pl.col("kind")
     nm = pl.col("num_moves").fill_null(0).cast(pl.Int64)
     dec = (kind == DECISION) & (nm > 0)
-    stochastic = positions.collect_schema()["value"] in (pl.Float32, pl.Float64)
+    stochastic = stochastic_values(positions)
     values = (("win", WIN), ("lose", LOSE), ("tie", TIE), ("draw", DRAW))
     got = collect(positions, positions.lazy().select(
         pl.len().alias("positions"),

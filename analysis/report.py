@@ -433,11 +433,8 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
     progress : bool
         Show a progress bar over the report's steps on standard error.
     """
-    scan = getattr(solution, "scan", None)
-    # a tiered table too large to regenerate its moves: every section that remains is an
-    # aggregate or a lookup, so read its files as a streaming scan instead of loading them whole
-    lazy = scan is not None and solution.edges is None
-    pos = scan() if lazy else solution.positions
+    pos = M.positions_of(solution)  # a streaming scan for a tiered table too large for its moves
+    lazy = isinstance(pos, pl.LazyFrame)
     meta = dict(solution.meta)
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)

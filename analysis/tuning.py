@@ -93,9 +93,7 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     both play at random.
     """
     meta, edges = solution.meta, solution.edges
-    scan = getattr(solution, "scan", None)
-    # a tiered table too large to regenerate its moves: aggregates over a streaming scan
-    pos = scan() if scan is not None and edges is None else solution.positions
+    pos = M.positions_of(solution)  # a streaming scan for a tiered table too large for its moves
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)
@@ -134,7 +132,7 @@ def _value_counts(positions: M.Frame) -> str:
     """How many positions have each value (deterministic tables) or each expected result rounded
     to 1e-9 (stochastic), as JSON: two tables with different counts are different."""
     col = pl.col("value")
-    if positions.collect_schema()["value"] in (pl.Float32, pl.Float64):
+    if M.stochastic_values(positions):
         col = col.round(9)
     query = positions.lazy().group_by(col.alias("value")).agg(pl.len().alias("count")).sort("value")
     counts = M.collect(positions, query)
