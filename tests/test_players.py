@@ -28,7 +28,7 @@ from solver.players import (AlphaBetaPlayer, MCTSPlayer, Player, calibrate, esti
                             make_player, play_game, sample_chance)
 from solver.players.alphabeta import WIN
 from solver.core.values import WIN as WIN_CODE
-from tests.toygames import DiceRace, Stochastic
+from tests.toygames import TIE, W1, DiceRace, Explicit, Stochastic
 
 #: the small presets every player is tried on
 PRESETS = {"override": "3x3", "greener": "3x3", "blam": "3x3", "carrots": "3x3", "petal": "6"}
@@ -391,6 +391,36 @@ def test_mcts_solver_plays_short_forced_wins(blam_solution):
         move = player.choose(game, state, np.random.default_rng(int(key) % 1000))
         kept = next(m for m in sol.moves(state) if m.move == game.action_name(state, move))
         assert kept.value == "win", (state, move)
+
+
+def test_mcts_solver_never_returns_to_a_proven_loss():
+    """Once a move is proven to lose (here: five moves that lose at once), the search spends no
+    more playouts on it: each is tried once, and the rest of the budget goes to the one move that
+    does not lose (a binary tree of depth 8 ending in ties, too large to prove in 300 playouts).
+    Plain UCB keeps returning to the losing moves (its exploration term), which also drags the
+    root's mean toward -1; with the solver off it does, so the test can fail."""
+    spec = {0: (0, list(range(1, 7)), None)}
+    for leaf in range(1, 6):
+        spec[leaf] = (1, [], W1)
+    spec[6] = (1, [], None)
+    frontier, nxt = [6], 7
+    for depth in range(8):
+        new = []
+        for node in frontier:
+            kids = [nxt, nxt + 1]
+            nxt += 2
+            spec[node] = ((depth + 1) % 2, kids, None)
+            new.extend(kids)
+        frontier = new
+    for leaf in frontier:
+        spec[leaf] = (0, [], TIE)
+    game = Explicit(spec)
+    root = MCTSPlayer(budget=300).run(game, 0, np.random.default_rng(0))
+    assert root.proven is None and root.children[5].proven is None
+    assert root.n[:5] == [1] * 5 and root.n[5] == 295
+    assert MCTSPlayer(budget=300).choose(game, 0, np.random.default_rng(1)) == 5
+    plain = MCTSPlayer(budget=300, solver="off").run(game, 0, np.random.default_rng(0))
+    assert min(plain.n[:5]) > 1
 
 
 def _matrix_game(rows):

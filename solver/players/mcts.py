@@ -19,7 +19,9 @@ the readable rules.
   ``solver="on"``, the default): final positions are *proven* (their result is exact), and a
   decision node is proven as soon as one child is a proven win for its mover, or every child is
   proven (its mover's best of them). A search reaching a proven node backs up its exact result
-  without a playout; a proven child's statistics become its exact result; the move played is a
+  without a playout; a proven child's statistics become its exact result; a move proven to lose
+  is never selected again (plain UCB's exploration would keep returning to it, wasting playouts
+  and dragging the parent's mean toward the loss); the move played is a
   proven win when there is one and never a proven loss while other moves remain. Proofs stop at
   chance and secret simultaneous nodes (their results are expectations). Tested: every proof
   agrees with the exact table (``tests/test_players.py``).
@@ -166,11 +168,15 @@ def _prove(path: list[tuple[_Node, Any]]) -> None:
             return
 
 
-def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random.Generator) -> int:
-    """The action with the largest UCB1 score (rewards in [-1, 1] rescaled to [0, 1])."""
+def _ucb_pick(n: list[int], w: list[float], total: int, c: float, rng: np.random.Generator,
+              skip: list[bool] | None = None) -> int:
+    """The action with the largest UCB1 score (rewards in [-1, 1] rescaled to [0, 1]), leaving
+    out the actions marked in ``skip`` (proven losses; at least one action is not marked)."""
     log_total = math.log(max(total, 1))
     best, best_i = -math.inf, []
     for i, (ni, wi) in enumerate(zip(n, w)):
+        if skip is not None and skip[i]:
+            continue
         score = 0.5 * (wi / ni + 1.0) + c * math.sqrt(log_total / ni)
         if score > best + 1e-12:
             best, best_i = score, [i]
@@ -306,7 +312,13 @@ class MCTSPlayer(Player):
                     values = self._playout(game, child, rng, evaluate, players)
                     path.append((child, None))
                     break
-                i = _ucb_pick(node.n, node.w, node.visits, c, rng)
+                skip = None
+                if self.solver:  # a proven loss for the mover is never chosen again (MCTS-Solver)
+                    p = node.player
+                    skip = [ch.proven is not None and ch.proven[p] <= -1.0 for ch in node.children]
+                    if not any(skip):
+                        skip = None
+                i = _ucb_pick(node.n, node.w, node.visits, c, rng, skip)
                 path.append((node, i))
                 node = node.children[i]
                 continue
