@@ -98,6 +98,23 @@ def graphs(draw):
             "margins": margins}
 
 
+#: the low-memory mode's three ways to find children at each level: the children kept from the
+#: first expansion (``True``: memory allows), a new expansion (``"expand"``: none kept), or kept
+#: for the first chunks only (``"part"``: chunks of 3 positions, 24 bytes of children kept)
+LOW_MEMORY = [False, True, "expand", "part"]
+LOW_MEMORY_IDS = ["reverse-lists", "passes", "passes-expand", "passes-part"]
+
+
+def _low_memory(low_memory, monkeypatch) -> bool:
+    """Set up the mode ``low_memory`` (one of :data:`LOW_MEMORY`); returns the solver's flag."""
+    if low_memory == "expand":
+        monkeypatch.setattr(tiered, "_children_budget", lambda n, workers: 0)
+    elif low_memory == "part":
+        monkeypatch.setattr(tiered, "CHUNK", 3)
+        monkeypatch.setattr(tiered, "_children_budget", lambda n, workers: 24)
+    return bool(low_memory)
+
+
 def _solve_both(graph: dict, tmp_path: Path, workers: int = 1, low_memory: bool = False):
     from solver.api import solve
 
@@ -122,12 +139,12 @@ def _same_tables(whole: pl.DataFrame, tier_table: pl.DataFrame) -> None:
         assert a[c].to_list() == b[c].to_list(), c
 
 
-@pytest.mark.parametrize("low_memory", [False, True], ids=["reverse-lists", "passes"])
+@pytest.mark.parametrize("low_memory", LOW_MEMORY, ids=LOW_MEMORY_IDS)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=graphs())
-def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory):
+def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory, monkeypatch):
     tmp = tmp_path_factory.mktemp("g")
-    game, whole, tsol = _solve_both(graph, tmp, low_memory=low_memory)
+    game, whole, tsol = _solve_both(graph, tmp, low_memory=_low_memory(low_memory, monkeypatch))
     _same_tables(whole.positions, tsol.positions)
     start = game.initial_state()
     assert tsol.root == whole.root
@@ -217,11 +234,11 @@ REAL_SMALL = [
 
 @pytest.mark.parametrize("name,params", REAL_SMALL, ids=lambda x: x if isinstance(x, str) else
                          ",".join(f"{k}={v}" for k, v in x.items()))
-@pytest.mark.parametrize("low_memory", [False, True], ids=["reverse-lists", "passes"])
-def test_real_games_same_as_whole_graph(name, params, low_memory, tmp_path):
+@pytest.mark.parametrize("low_memory", LOW_MEMORY, ids=LOW_MEMORY_IDS)
+def test_real_games_same_as_whole_graph(name, params, low_memory, tmp_path, monkeypatch):
     from solver.api import make_game
 
-    _same_as_whole(make_game(name, **params), tmp_path, low_memory=low_memory)
+    _same_as_whole(make_game(name, **params), tmp_path, low_memory=_low_memory(low_memory, monkeypatch))
 
 
 @pytest.mark.slow

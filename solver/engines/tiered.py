@@ -164,6 +164,9 @@ class Run:
     #: threads expanding chunks ahead of the one being folded (``None``: expand in line)
     pool: ThreadPoolExecutor | None = None
     workers: int = 1
+    #: how many tiers of the current height are being solved at once in this process (they share
+    #: the free memory); ``None``: as many as ``workers``
+    tiers_at_once: int | None = None
     #: solve tiers by passes, without reverse lists (True), with them (False), or by whichever
     #: fits the free memory (None)
     low_memory: bool | None = None
@@ -652,6 +655,12 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
 #: information 6, the folded children of other tiers 8, the key index; scored games add 8)
 PASSES_BYTES_PER_TIER_POSITION = 30
 
+#: passes keep each position's children in the tier (4 bytes a move, the row of the child or -1
+#: outside the tier) when they fit in this share of the memory free once the tier's arrays are
+#: made (divided among the workers); every level is then a walk over those rows instead of a new
+#: expansion of the undecided positions (0: always expand again)
+PASSES_CHILDREN_MEMORY_SHARE = 0.75
+
 
 def use_passes(run: Run, info: TierInfo) -> bool:
     """Whether tier ``info`` is solved by passes: as asked (``run.low_memory``), else when its
@@ -661,6 +670,16 @@ def use_passes(run: Run, info: TierInfo) -> bool:
     mem = _available_memory()
     need = PEAK_BYTES_PER_TIER_POSITION * info.positions * max(1, run.workers)
     return mem is not None and need > 0.8 * mem
+
+
+def _children_budget(n: int, workers: int) -> int:
+    """Bytes the passes of a tier of ``n`` positions may spend on keeping its children (see
+    :data:`PASSES_CHILDREN_MEMORY_SHARE`), counted from the free memory less the 8 bytes a
+    position of the tier's arrays that are not in memory until written."""
+    free = _available_memory()
+    if free is None:
+        return 0
+    return max(0, int(PASSES_CHILDREN_MEMORY_SHARE * (free - 8 * n) / max(1, workers)))
 
 
 def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
@@ -689,6 +708,10 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     children = {u: _get_child(run, u, scored) for u in info.children}
     index = SortedLookup(keys)
     moves = inside_moves = 0
+    # each chunk's children as rows of the tier (-1 outside), while they fit (see the constant)
+    budget = _children_budget(n, run.tiers_at_once or run.workers)
+    stored: list[np.ndarray | None] | None = [] if budget > 0 and n < 2**31 else None
+    held = 0
     for s, exp in _expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
@@ -708,10 +731,21 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         moves += int(deg.sum())
         kids = exp.children
         if not len(kids):
+            if stored is not None:
+                stored.append(np.empty(0, np.int32))
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
         ct, inside, rows = _split_inside(game, t, kids, keys, index)
         inside_moves += len(rows)
+        if stored is not None:  # once the budget is spent, later chunks are expanded again
+            if held + 4 * len(kids) <= budget:
+                rows_of = np.full(len(kids), -1, np.int32)
+                rows_of[inside] = rows
+                held += rows_of.nbytes
+                stored.append(rows_of)
+            else:
+                held = budget + 1
+                stored.append(None)
         for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
                                            (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
             if scored:
@@ -721,11 +755,25 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     terminal = kind == NodeKind.TERMINAL
 
     def sweep(todo: np.ndarray, step: Callable[[np.ndarray, np.ndarray, np.ndarray], int]) -> int:
-        """Expand the rows of ``todo`` (a mask) chunk by chunk and run ``step`` on each chunk."""
+        """Run ``step`` on the rows of ``todo`` (a mask) chunk by chunk, with their children: the
+        kept rows of the children (the same lists, in the same order, as a new expansion gives),
+        else a new expansion of those rows."""
         done = 0
         for s in range(0, n, CHUNK):
             rows = np.flatnonzero(todo[s : s + CHUNK]) + s
             if not len(rows):
+                continue
+            kept = None if stored is None else stored[s // CHUNK]
+            if kept is not None:
+                deg = outdeg[s : s + CHUNK].astype(np.int64)
+                first = np.zeros(len(deg) + 1, np.int64)
+                np.cumsum(deg, out=first[1:])
+                local = rows - s
+                lens = deg[local]
+                offsets = np.zeros(len(rows) + 1, np.int64)
+                np.cumsum(lens, out=offsets[1:])
+                at = np.repeat(first[local] - offsets[:-1], lens) + np.arange(offsets[-1], dtype=np.int64)
+                done += int(step(rows, offsets, kept[at].astype(np.int64)))
                 continue
             exp = game.expand(keys[rows], canonical=run.symmetry)
             kids = exp.children
@@ -901,14 +949,17 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
             if cluster is not None and todo:
                 from solver.engines.tasks import run_tier_tasks
 
+                run.tiers_at_once = None  # a Dask worker may hold as many tiers as it has threads
                 results = run_tier_tasks(cluster, run, todo)
             elif workers > 1 and len(todo) > 1:
                 # threads, not processes: the compiled kernels release the GIL, nothing is copied
                 # or pickled, and scripts need no `if __name__ == "__main__"` guard
+                run.tiers_at_once = min(workers, len(todo))
                 if pool is None:
                     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tier")
                 results = pool.map(lambda info: solve_tier_task(run, info), todo)
             else:
+                run.tiers_at_once = 1
                 results = (solve_tier_task(run, info) for info in todo)
             for st in results:
                 stats[st["tier"]] = st
