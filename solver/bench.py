@@ -85,11 +85,17 @@ DEFAULT_TIERED_CASES = [
 
 
 def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
-                    low_memory: bool | None = None) -> dict:
+                    low_memory: bool | None = None, keep_children: bool = True) -> dict:
     """Solve one preset tier by tier (:mod:`solver.engines.tiered`) in this process (and, with
-    ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict."""
+    ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict.
+    ``keep_children=False``: the low-memory passes keep no children (each level expands the
+    undecided positions again), the least memory the mode can use."""
+    from solver.engines import tiered
     from solver.engines.tiered import solve_tiered
     from solver.games import game_class
+
+    if not keep_children:
+        tiered.PASSES_CHILDREN_MEMORY_SHARE = 0.0
 
     cls = game_class(game_name)
     game = cls.from_params(cls.presets[preset])
@@ -102,7 +108,7 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
     size = sum(f.stat().st_size for f in (folder / "tiers").glob("*.parquet"))
     biggest = max(meta["tiers"], key=lambda t: t["positions"])
     return {
-        "case": f"{game_name} {preset}" + (" passes" if low_memory else ""),
+        "case": f"{game_name} {preset}" + ((" passes" if keep_children else " passes-expand") if low_memory else ""),
         "positions": meta["counts"]["positions"],
         "edges": meta["counts"]["edges"],
         "tiers": len(meta["tiers"]),
@@ -131,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--low-memory", action="store_true",
                         help="tiered: solve every tier by passes instead of reverse lists (the "
                              "low-memory mode)")
+    parser.add_argument("--no-keep-children", action="store_true",
+                        help="tiered --low-memory: keep no children between the passes (every level "
+                             "expands the undecided positions again: the least memory, the most time)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -139,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             if args.tiered:
                 print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers,
-                                                 True if args.low_memory else None)))
+                                                 True if args.low_memory else None,
+                                                 keep_children=not args.no_keep_children)))
             else:
                 print(json.dumps(run_case(game_name, preset, tmp)))
         return 0
@@ -150,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     child_flags = ["--tiered", "--workers", str(args.workers)] if args.tiered else []
     if args.tiered and args.low_memory:
         child_flags.append("--low-memory")
+        if args.no_keep_children:
+            child_flags.append("--no-keep-children")
     rows = []
     for game_name, preset in cases:
         try:

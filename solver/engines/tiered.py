@@ -656,10 +656,12 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
 PASSES_BYTES_PER_TIER_POSITION = 30
 
 #: passes keep each position's children in the tier (4 bytes a move, the row of the child or -1
-#: outside the tier) when they fit in this share of the memory free once the tier's arrays are
-#: made (divided among the workers); every level is then a walk over those rows instead of a new
-#: expansion of the undecided positions (0: always expand again)
-PASSES_CHILDREN_MEMORY_SHARE = 0.75
+#: outside the tier) while they fit in this share of the memory free once the tier's arrays are
+#: made (divided among the tiers solved at once; the rest stays free for writing the tier and for
+#: a tier started beside it); every level is then a walk over those rows instead of a new
+#: expansion of the undecided positions (0: always expand again). At 0.75 two tiers of 185M
+#: positions beside a finished child tier of 484M left 0.5 GB of 24 GB free on Override 3x3-2.
+PASSES_CHILDREN_MEMORY_SHARE = 0.5
 
 
 def use_passes(run: Run, info: TierInfo) -> bool:
@@ -839,6 +841,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             best[ok] = c
         cols["margin"] = best
         del win, lose, ext_max, tmargin
+    stored = index = None  # the kept children and the key index: not needed to write the tier
     ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
