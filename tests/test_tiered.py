@@ -111,10 +111,10 @@ GRAPH_MODE_IDS = ["reverse-lists", "passes", "passes-part"]
 def _low_memory(low_memory, monkeypatch) -> bool:
     """Set up the mode ``low_memory`` (one of :data:`LOW_MEMORY`); returns the solver's flag."""
     if low_memory == "expand":
-        monkeypatch.setattr(tiered, "_children_budget", lambda n, workers: 0)
+        monkeypatch.setattr(tiered, "_keep_more_children", lambda n, tiers, held, more: False)
     elif low_memory == "part":
         monkeypatch.setattr(tiered, "CHUNK", 3)
-        monkeypatch.setattr(tiered, "_children_budget", lambda n, workers: 24)
+        monkeypatch.setattr(tiered, "_keep_more_children", lambda n, tiers, held, more: held + more <= 24)
     return bool(low_memory)
 
 

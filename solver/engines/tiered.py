@@ -656,12 +656,17 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
 PASSES_BYTES_PER_TIER_POSITION = 30
 
 #: passes keep each position's children in the tier (4 bytes a move, the row of the child or -1
-#: outside the tier) while they fit in this share of the memory free once the tier's arrays are
-#: made (divided among the tiers solved at once; the rest stays free for writing the tier and for
-#: a tier started beside it); every level is then a walk over those rows instead of a new
-#: expansion of the undecided positions (0: always expand again). At 0.75 two tiers of 185M
-#: positions beside a finished child tier of 484M left 0.5 GB of 24 GB free on Override 3x3-2.
-PASSES_CHILDREN_MEMORY_SHARE = 0.5
+#: outside the tier) while, after each chunk's, the free memory stays above a reserve: the share
+#: ``1 - PASSES_CHILDREN_MEMORY_SHARE`` of the machine's memory plus
+#: :data:`PASSES_RESERVE_PER_POSITION` bytes per position of each tier being solved at once (what
+#: they still write into their arrays, their temporaries after the expansion, their tables). Every
+#: level is then a walk over the kept rows instead of a new expansion of the undecided positions;
+#: chunks past the reserve are expanded again (0: keep none). Checked against the free memory at
+#: every chunk, so tiers solved side by side, and other programs, are seen as they grow: a budget
+#: fixed at a tier's start let two tiers of 185M positions beside a finished child of 484M run
+#: Override 3x3-2 out of 24 GB.
+PASSES_CHILDREN_MEMORY_SHARE = 0.8
+PASSES_RESERVE_PER_POSITION = 16
 
 
 def use_passes(run: Run, info: TierInfo) -> bool:
@@ -674,14 +679,16 @@ def use_passes(run: Run, info: TierInfo) -> bool:
     return mem is not None and need > 0.8 * mem
 
 
-def _children_budget(n: int, workers: int) -> int:
-    """Bytes the passes of a tier of ``n`` positions may spend on keeping its children (see
-    :data:`PASSES_CHILDREN_MEMORY_SHARE`), counted from the free memory less the 8 bytes a
-    position of the tier's arrays that are not in memory until written."""
-    free = _available_memory()
-    if free is None:
-        return 0
-    return max(0, int(PASSES_CHILDREN_MEMORY_SHARE * (free - 8 * n) / max(1, workers)))
+def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
+    """Whether the passes of a tier of ``n`` positions (``tiers`` tiers solved at once), holding
+    ``held`` bytes of kept children, may keep ``more`` (see :data:`PASSES_CHILDREN_MEMORY_SHARE`)."""
+    if PASSES_CHILDREN_MEMORY_SHARE <= 0:
+        return False
+    free, total = _available_memory(), _total_memory()
+    if free is None or total is None:
+        return False
+    reserve = (1.0 - PASSES_CHILDREN_MEMORY_SHARE) * total + PASSES_RESERVE_PER_POSITION * n * max(1, tiers)
+    return free - more > reserve
 
 
 def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
@@ -711,9 +718,10 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     index = SortedLookup(keys)
     moves = inside_moves = 0
     # each chunk's children as rows of the tier (-1 outside), while they fit (see the constant)
-    budget = _children_budget(n, run.tiers_at_once or run.workers)
-    stored: list[np.ndarray | None] | None = [] if budget > 0 and n < 2**31 else None
+    at_once = run.tiers_at_once or run.workers
+    stored: list[np.ndarray | None] | None = [] if n < 2**31 else None
     held = 0
+    full = False  # the reserve was reached: no more children kept
     for s, exp in _expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
@@ -739,14 +747,14 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
         ct, inside, rows = _split_inside(game, t, kids, keys, index)
         inside_moves += len(rows)
-        if stored is not None:  # once the budget is spent, later chunks are expanded again
-            if held + 4 * len(kids) <= budget:
+        if stored is not None:  # once the reserve is reached, later chunks are expanded again
+            if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
                 rows_of = np.full(len(kids), -1, np.int32)
                 rows_of[inside] = rows
                 held += rows_of.nbytes
                 stored.append(rows_of)
             else:
-                held = budget + 1
+                full = True
                 stored.append(None)
         for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
                                            (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
@@ -1008,15 +1016,23 @@ def estimate(game: Game, low_memory: bool = False) -> dict[str, int] | None:
             "disk": int(DISK_BYTES_PER_POSITION * positions), "at_least": at_least}
 
 
-def _available_memory() -> int | None:
+def _meminfo(field_name: str) -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field_name + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
     return None
+
+
+def _available_memory() -> int | None:
+    return _meminfo("MemAvailable")
+
+
+def _total_memory() -> int | None:
+    return _meminfo("MemTotal")
 
 
 def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None) -> None:
