@@ -415,3 +415,24 @@ def test_verifier_proves_tiered_tables_tier_by_tier(name, params, tmp_path):
     tiered.write_parquet(df, path, meta)
     problems = tiered.verify_tiered(game, folder)
     assert problems and any(p.startswith(f"tier {entry['tier']} ") for p in problems)
+
+
+def test_tiers_by_passes_go_one_at_a_time_when_two_with_their_children_do_not_fit(monkeypatch):
+    """Two tiers of one height are solved side by side by passes only when both fit with their
+    children kept (70 bytes a position, of 80% of the free memory); with move lists always (their
+    memory is planned before the run). Override 3x3-2's two tiers of 185M positions beside a
+    child of 484M in 24 GB: one at a time."""
+    from solver.api import make_game
+
+    run = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
+                     symmetry=True, run_id="x", workers=2, low_memory=True)
+    big = [tiered.TierInfo(tier=t, positions=185_000_000, children=[]) for t in (1, 2, 3)]
+    small = [tiered.TierInfo(tier=t, positions=1_000_000, children=[]) for t in (1, 2, 3)]
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 18 * 2**30)
+    assert not tiered._side_by_side(run, big, 2)
+    assert tiered._side_by_side(run, small, 2)
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * 2**30)
+    assert tiered._side_by_side(run, big, 2)  # 25.9 GB of 32 GB
+    run.low_memory = False
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 1 * 2**30)
+    assert tiered._side_by_side(run, big, 2)

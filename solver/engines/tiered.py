@@ -962,7 +962,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
 
                 run.tiers_at_once = None  # a Dask worker may hold as many tiers as it has threads
                 results = run_tier_tasks(cluster, run, todo)
-            elif workers > 1 and len(todo) > 1:
+            elif workers > 1 and len(todo) > 1 and _side_by_side(run, todo, workers):
                 # threads, not processes: the compiled kernels release the GIL, nothing is copied
                 # or pickled, and scripts need no `if __name__ == "__main__"` guard
                 run.tiers_at_once = min(workers, len(todo))
@@ -982,6 +982,25 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     return stats
+
+
+#: bytes per position of a tier solved by passes with its children kept (its arrays, about 33
+#: measured on Override 3x3-2, and 4 bytes for each of its moves, about 5-12 a position)
+PASSES_KEPT_BYTES_PER_TIER_POSITION = 70
+
+
+def _side_by_side(run: Run, todo: list[TierInfo], workers: int) -> bool:
+    """Whether the tiers of one height are solved ``workers`` at a time: always with reverse lists
+    (their memory is planned before the run); by passes only when the largest of them, side by
+    side, fit in most of the free memory with their children kept. Otherwise one at a time (the
+    next chunks still expanded in the other threads): kept children make each level a walk over
+    rows instead of a new expansion, which on Override 3x3-2 (63 levels in its largest tier)
+    matters far more than a second tier in parallel."""
+    big = sorted(todo, key=lambda i: -i.positions)[:workers]
+    if not any(use_passes(run, info) for info in big):
+        return True
+    free = _available_memory()
+    return free is not None and PASSES_KEPT_BYTES_PER_TIER_POSITION * sum(i.positions for i in big) <= 0.8 * free
 
 
 # --- the estimate before a run ---------------------------------------------------------------
