@@ -147,8 +147,9 @@ class Override(Game[OverrideState]):
     }
     largest_preset: ClassVar[str] = "3x3"
     large_presets: ClassVar[dict[str, str]] = {
-        "3x3-2": ("more than 3,170,551,683 positions (found in 725 of its 729 tiers by the tiered solver, "
-                  "the largest holding 184,967,822), past what the in-memory solver holds in 24 GiB"),
+        "3x3-2": ("4,053,004,965 positions in 729 tiers (every tier discovered by the tiered solver; the "
+                  "largest, every pyramid placed, holds 484,086,788), past what the in-memory solver holds "
+                  "in 24 GiB"),
         "4x4": "68,675,533 positions (measured by the tiered solver), past what the in-memory solver holds in 24 GiB",
     }
     #: measured by the tiered solver: (positions, positions of the largest tier)
