@@ -14,7 +14,8 @@ Two phases, both resumable (every finished step is a file written atomically):
    Each finished tier leaves ``discover/keys-<tier>.npy``, ``ply-<tier>.npy`` and, last, the
    marker ``tier-<tier>.json`` (its size and the tiers its moves reach).
 2. **Solving** (a tier after every tier it reaches; tiers of the same height are independent
-   and run in parallel): the tier's positions are expanded again (no edge lists are stored);
+   and run in parallel when memory allows): the tier's positions are expanded again (no edge
+   lists are stored on disk);
    children outside the tier are looked up in the finished tier files and folded into a few
    numbers per position; the moves inside the tier are kept as a compact reverse list (int32),
    and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
@@ -693,11 +694,14 @@ def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
 
 def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier as :func:`solve_tier_task` does, to the same table, but without reverse
-    lists: after one expansion that folds the children of other tiers, each level ``r`` expands
-    the still undecided positions again and decides those of remoteness ``r`` (see
-    :mod:`solver.engines._tier_jit`). About 30 bytes per position of the tier instead of 100-150;
-    time: one expansion of the undecided positions per level (and, in scored games, per pass of
-    each margin threshold)."""
+    lists: after one expansion that folds the children of other tiers, each level ``r`` visits
+    the still undecided positions with their children and decides those of remoteness ``r`` (see
+    :mod:`solver.engines._tier_jit`). The children are the rows the first expansion found, kept
+    while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move), else a new
+    expansion of those positions. At least about 30 bytes per position of the tier instead of
+    100-150; time: per level a walk over the kept rows, or one expansion of the undecided
+    positions whose children were not kept (and, in scored games, the same per pass of each
+    margin threshold)."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
