@@ -71,7 +71,8 @@ class _Node:
     for a playout."""
 
     __slots__ = ("state", "kind", "player", "actions", "children", "n", "w", "untried", "visits",
-                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg", "ready", "proven")
+                 "outcomes", "cum", "lists", "pn", "pw", "puntried", "values", "reg", "avg", "ready", "proven",
+                 "lost")
 
     def __init__(self, game: Game, state: Any, rng: np.random.Generator) -> None:
         self.state = state
@@ -81,6 +82,7 @@ class _Node:
         self.player = game.to_move(state)
         self.ready = kind == _TERMINAL
         self.proven: tuple[float, ...] | None = None  # every player's exact result, once proven
+        self.lost: list[bool] | None = None  # decision: the actions proven to lose (MCTS-Solver)
         if kind == _TERMINAL:
             self.values = self.proven = terminal_values(game, state)
 
@@ -145,7 +147,8 @@ def _prove(path: list[tuple[_Node, Any]]) -> None:
     """MCTS-Solver (Winands, Bjoernsson and Saito 2008), from the leaf up: a decision node is
     proven once one child is a proven win for its mover (+1, the best result there is) or every
     child is proven (then it takes its mover's best of them); a proven child's statistics become
-    its exact result. Chance and secret simultaneous nodes are never proven (their result is an
+    its exact result, and a child proven to lose is marked in ``lost`` (never selected again).
+    Chance and secret simultaneous nodes are never proven (their result is an
     expectation), so the proof stops there."""
     for node, choice in reversed(path):
         if choice is None:  # the new leaf (nothing to prove from) or a chance node (stop)
@@ -160,6 +163,10 @@ def _prove(path: list[tuple[_Node, Any]]) -> None:
         p = node.player
         exact = child.proven[p]
         node.w[choice] = exact * node.n[choice]
+        if exact <= -1.0:  # never selected again
+            if node.lost is None:
+                node.lost = [False] * len(node.children)
+            node.lost[choice] = True
         if exact >= 1.0:
             node.proven = child.proven
         elif not node.untried and all(c is not None and c.proven is not None for c in node.children):
@@ -312,13 +319,8 @@ class MCTSPlayer(Player):
                     values = self._playout(game, child, rng, evaluate, players)
                     path.append((child, None))
                     break
-                skip = None
-                if self.solver:  # a proven loss for the mover is never chosen again (MCTS-Solver)
-                    p = node.player
-                    skip = [ch.proven is not None and ch.proven[p] <= -1.0 for ch in node.children]
-                    if not any(skip):
-                        skip = None
-                i = _ucb_pick(node.n, node.w, node.visits, c, rng, skip)
+                # a proven loss for the mover is never chosen again (marked by _prove)
+                i = _ucb_pick(node.n, node.w, node.visits, c, rng, node.lost)
                 path.append((node, i))
                 node = node.children[i]
                 continue
