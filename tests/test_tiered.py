@@ -357,6 +357,53 @@ def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypa
     solve(game, out=tmp_path / "again", tiered=True, check_estimate=False)  # the override
 
 
+def test_disk_estimate_of_a_resumed_run_counts_the_files_it_already_holds(tmp_path, monkeypatch):
+    """A run stopped by a full disk is resumed when the disk left holds the tier files still to
+    be written, though not a whole run (Override 3x3-2: 41 GB written, 29 GB free, 81 GB in all)."""
+    import os
+    import types
+
+    from solver.tables import read_meta
+
+    from solver.api import make_game, solve
+    from solver.errors import TooBigError
+    from solver.games.override import Override
+
+    game = make_game("override", size=2, line=2, per_size=2)
+    monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
+    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (1_543, 60)})
+    monkeypatch.setenv("PYRAMIDS_FAULT", "ENOSPC@write:tier-4.parquet")
+    with pytest.raises(OSError, match="No space left"):
+        solve(game, out=tmp_path / "a", tiered=True, workers=1)
+    monkeypatch.delenv("PYRAMIDS_FAULT")
+    work = next((tmp_path / "a" / "override").glob("*.tiered"))
+    before = {f.name for f in (work / "tiers").glob("*.parquet")}
+    solved = sum(pl.read_parquet(work / "tiers" / name).height for name in before)
+    assert 0 < solved < 1_543
+    # a pause of a day before the last tier (a run stopped and resumed) is not counted as work
+    files = sorted((work / "tiers").glob("*.parquet"), key=lambda f: f.stat().st_mtime)
+    assert len(files) >= 2 and all(read_meta(f)["seconds"] < 60 for f in files)
+    os.utime(files[-1], (files[-1].stat().st_atime, files[-1].stat().st_mtime + 86_400))
+    assert tiered.tier_progress(work.with_suffix(""))["seconds_left"] < 600
+    left = tiered.TIER_FILE_BYTES_PER_POSITION * (1_543 - solved)  # discovery was finished
+    assert left < tiered.DISK_BYTES_PER_POSITION * 1_543
+    monkeypatch.setattr(tiered.shutil, "disk_usage", lambda root: types.SimpleNamespace(free=left))
+    with pytest.raises(TooBigError, match=r"needs about 0\.0 GB of disk"):  # a new run does not fit
+        solve(game, out=tmp_path / "b", tiered=True, workers=1)
+    said: list[str] = []
+    solve(game, out=tmp_path / "a", tiered=True, workers=1, announce=said.append)
+    assert "more than the unfinished run holds" in said[0], said
+    done = next(p for p in (tmp_path / "a" / "override").iterdir() if not p.name.startswith("."))
+    largest_left = max(pl.read_parquet(f).height for f in (done / "tiers").glob("*.parquet") if f.name not in before)
+    assert f"(largest tier still to solve {largest_left:,})" in said[0], said
+    monkeypatch.setattr(tiered.shutil, "disk_usage", lambda root: types.SimpleNamespace(free=left - 1))
+    monkeypatch.setenv("PYRAMIDS_FAULT", "ENOSPC@write:tier-4.parquet")
+    with pytest.raises(OSError):
+        solve(game, out=tmp_path / "c", tiered=True, workers=1, check_estimate=False)
+    with pytest.raises(TooBigError, match="of disk"):  # one byte short of the tier files left
+        solve(game, out=tmp_path / "c", tiered=True, workers=1)
+
+
 def test_estimate_plans_the_low_memory_mode_when_lists_do_not_fit(tmp_path, monkeypatch):
     from solver.api import make_game, solve
     from solver.errors import TooBigError

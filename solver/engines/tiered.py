@@ -203,14 +203,29 @@ def _work_counts(work: Path) -> tuple[int, int]:
     return len(list(work.glob("discover/tier-*.json"))), len(list(work.glob(f"{TIER_DIR}/tier-*.parquet")))
 
 
-def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
-                     notes: list[str], tol: float = 1e-12) -> Run:
-    work = work_dir(folder)
-    state = _read_json(work / "run.json")
+def _identity(game: Game, symmetry: bool, tol: float) -> dict[str, Any]:
+    """What an unfinished run must match to be resumed."""
     ident = {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
              "symmetry": symmetry}
     if stochastic(game):  # finished tiers answer only at the tolerance they were solved with
         ident["tolerance"] = float(tol)
+    return ident
+
+
+def _resumable(game: Game, folder: Path, symmetry: bool, tol: float) -> dict[str, Any] | None:
+    """The progress (:func:`tier_progress`) of the unfinished run in ``folder`` that a solve of
+    ``game`` would resume; ``None`` when there is none (or it would be started over)."""
+    state = _read_json(work_dir(folder) / "run.json")
+    if state is None or any(state.get(k) != v for k, v in _identity(game, symmetry, tol).items()):
+        return None
+    return tier_progress(folder)
+
+
+def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
+                     notes: list[str], tol: float = 1e-12) -> Run:
+    work = work_dir(folder)
+    state = _read_json(work / "run.json")
+    ident = _identity(game, symmetry, tol)
     if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
         run = Run(game, folder, work, symmetry, state["run_id"])
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
@@ -640,7 +655,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": int(len(rparent)),
-            "toolkit_version": solver.__version__}
+            "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
     write_parquet(frames, run.tiers_dir / tier_file(t), meta)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
@@ -858,7 +873,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
-            "toolkit_version": solver.__version__}
+            "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
     write_parquet(frames, run.tiers_dir / tier_file(t), meta)
     del ply
@@ -931,7 +946,8 @@ def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
     if meta.get("run_id") != run.run_id:
         return None
     return {"tier": tier, "positions": meta.get("positions"), "moves": meta.get("moves"),
-            "inside_moves": meta.get("inside_moves"), "seconds": 0.0, "resumed": True}
+            "inside_moves": meta.get("inside_moves"), "seconds": float(meta.get("seconds", 0.0)),
+            "resumed": True}
 
 
 def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
@@ -1014,29 +1030,43 @@ def _side_by_side(run: Run, todo: list[TierInfo], workers: int) -> bool:
 #: of the interpreter and libraries
 PEAK_BYTES_PER_TIER_POSITION = 150
 BASE_BYTES = 400 * 2**20
-#: disk bytes per position: the finished tier files (about 3) plus the discovery files (keys,
-#: plies and spilled children of later tiers) while the run lasts
-DISK_BYTES_PER_POSITION = 20
+#: disk bytes per position while the run lasts: the discovery files (keys, plies and spilled
+#: children of later tiers; 10.1 measured on Override 3x3-2 when its discovery ended, with a
+#: margin for the children spilled on the way) and the finished tier files (2.2 there)
+DISCOVERY_BYTES_PER_POSITION = 17
+TIER_FILE_BYTES_PER_POSITION = 3
+DISK_BYTES_PER_POSITION = DISCOVERY_BYTES_PER_POSITION + TIER_FILE_BYTES_PER_POSITION
 
 
-def estimate(game: Game, low_memory: bool = False) -> dict[str, int] | None:
+def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None = None) -> dict[str, int] | None:
     """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
     (``Game.tier_sizes``); ``None`` when the variant's size is not known. ``low_memory``: the
     largest tier solved by passes. ``at_least``: the sizes are lower bounds (a discovery that
-    was stopped: ``(positions, largest, "at least")``)."""
+    was stopped: ``(positions, largest, "at least")``). ``held``: what an unfinished run that
+    will be resumed has already written (:func:`tier_progress`); the disk is then only what is
+    still to be written: discovery files for the positions not yet discovered, tier files for
+    those not yet solved; once every tier is discovered, the memory is that of the largest tier
+    not yet solved."""
     name = game.preset_name()
     sizes = getattr(game, "tier_sizes", {}) or {}
     if name is None or name not in sizes:
         return None
     positions, largest = sizes[name][:2]
     at_least = len(sizes[name]) > 2 and sizes[name][2] == "at least"
+    left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
+    if left:
+        largest = int(held["largest_left"])  # every tier is found: the largest still to solve
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
     else:
         per = PASSES_BYTES_PER_TIER_POSITION if low_memory else PEAK_BYTES_PER_TIER_POSITION
+    found = int(held["positions_discovered"]) if held else 0
+    solved = int(held["positions_solved"]) if held else 0
+    disk = (DISCOVERY_BYTES_PER_POSITION * max(0, positions - found)
+            + TIER_FILE_BYTES_PER_POSITION * max(0, positions - solved))
     return {"positions": int(positions), "largest_tier": int(largest),
-            "memory": int(BASE_BYTES + per * largest),
-            "disk": int(DISK_BYTES_PER_POSITION * positions), "at_least": at_least}
+            "memory": int(BASE_BYTES + per * largest), "disk": int(disk), "at_least": at_least,
+            "largest_left": left}
 
 
 def _meminfo(field_name: str) -> int | None:
@@ -1058,15 +1088,17 @@ def _total_memory() -> int | None:
     return _meminfo("MemTotal")
 
 
-def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None) -> None:
+def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None,
+                   held: dict[str, Any] | None = None) -> None:
     """Say what a tiered solve will take (a note), and refuse at once, in one line, when the
     estimate does not fit this machine's free memory or the disk under ``root``. Unless told
-    (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode."""
-    est = estimate(game, low_memory=bool(low_memory))
+    (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode.
+    ``held``: the progress of the unfinished run that will be resumed (its files count as written)."""
+    est = estimate(game, low_memory=bool(low_memory), held=held)
     mem = _available_memory()
     if (est is not None and low_memory is None and mem is not None and est["memory"] > mem
             and not stochastic(game)):
-        est = estimate(game, low_memory=True)
+        est = estimate(game, low_memory=True, held=held)
         notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
                      "low-memory mode (passes; slower)")
     if est is None:
@@ -1075,12 +1107,13 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
         return
     gb = 2**30
     least = "at least " if est.get("at_least") else ""
-    notes.append(f"estimate for {game.variant.label()}: {least}{est['positions']:,} positions (largest tier "
-                 f"{least}{est['largest_tier']:,}), peak memory {least}{est['memory'] / gb:.1f} GB, disk "
-                 f"{least}{est['disk'] / gb:.1f} GB")
+    disk = f"disk {least}{est['disk'] / gb:.1f} GB" + (" more than the unfinished run holds" if held else "")
+    largest = "largest tier still to solve" if est.get("largest_left") else "largest tier"
+    notes.append(f"estimate for {game.variant.label()}: {least}{est['positions']:,} positions ({largest} "
+                 f"{least}{est['largest_tier']:,}), peak memory {least}{est['memory'] / gb:.1f} GB, {disk}")
     if mem is not None and est["memory"] > mem:
         raise TooBigError(f"{game.variant.label()} needs {least or 'about '}{est['memory'] / gb:.1f} GB of memory "
-                          f"to solve its largest tier ({least}{est['largest_tier']:,} positions); "
+                          f"to solve its {largest} ({least}{est['largest_tier']:,} positions); "
                           f"{mem / gb:.1f} GB is free here; --ignore-estimate tries anyway")
     root.mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(root).free
@@ -1109,7 +1142,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     folder = variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
     if check:  # before any work: the estimate is said at once (``announce``), and may refuse
         said: list[str] = []
-        check_estimate(game, folder.parent, said, low_memory)
+        check_estimate(game, folder.parent, said, low_memory,
+                       held=None if force else _resumable(game, folder, symmetry, tol))
         for line in said:
             (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -1261,28 +1295,39 @@ def unfinished(folder: Path) -> str | None:
 
 def tier_progress(folder: Path) -> dict[str, Any] | None:
     """How far an unfinished tiered solve has got (``None``: none in ``folder``): tiers and
-    positions discovered and solved, and the time left at the rate of the tiers solved so far
-    (``None`` until two tiers are solved)."""
+    positions discovered and solved, the positions of the largest discovered tier not yet solved
+    (``largest_left``), and the time left at the rate of the tiers solved so far (``None`` until
+    two tiers are solved)."""
     work = work_dir(Path(folder))
     if _read_json(work / "run.json") is None:
         return None
     found = [_read_json(p) or {} for p in work.glob("discover/tier-*.json")]
     sizes = {int(f["tier"]): int(f["positions"]) for f in found if "tier" in f}
     files = sorted(work.glob(f"{TIER_DIR}/tier-*.parquet"), key=lambda p: p.stat().st_mtime)
+    done = {p.name for p in files}
+    largest_left = max((n for t, n in sizes.items() if tier_file(t) not in done), default=0)
     solved = 0
+    span = 0.0  # the wall time the solved tiers took: the gaps between their files, but never
+    last = None  # more than the tier's own time (a gap over it is a pause: the run was stopped)
     for f in files:
         try:
-            solved += int(read_meta(f).get("positions", 0))
+            meta = read_meta(f)
         except TableError:
             continue
+        solved += int(meta.get("positions", 0))
+        at = f.stat().st_mtime
+        own = meta.get("seconds")
+        gap = None if last is None else at - last
+        span += (min(gap, float(own)) if gap is not None and own is not None
+                 else gap if gap is not None else float(own or 0.0))
+        last = at
     discovered = sum(sizes.values())
     left = None
-    if len(files) >= 2 and solved:
-        span = files[-1].stat().st_mtime - files[0].stat().st_mtime
-        if span > 0:
-            left = (discovered - solved) / (solved / span)
+    if len(files) >= 2 and solved and span > 0:
+        left = (discovered - solved) / (solved / span)
     return {"folder": str(work), "tiers_discovered": len(sizes), "positions_discovered": discovered,
-            "tiers_solved": len(files), "positions_solved": solved, "seconds_left": left}
+            "tiers_solved": len(files), "positions_solved": solved, "seconds_left": left,
+            "largest_left": largest_left}
 
 
 def read_tier(folder: Path, entry: dict[str, Any]) -> pl.DataFrame:

@@ -151,6 +151,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     frames = positions_frames(keys, to_move, kind, ply, deg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": moves - int(b), "toolkit_version": solver.__version__,
+            "seconds": round(time.perf_counter() - t0, 3),
             "tolerance": run.tol, **{k: stats[k] for k in ("sweeps", "residual", "certified", "converged",
                                                               "terminal", "chance")}}
     fault_point(f"write:{tier_file(t)}")
