@@ -472,20 +472,28 @@ def test_verifier_proves_tiered_tables_tier_by_tier(name, params, tmp_path):
 
 def test_tiers_by_passes_go_one_at_a_time_when_two_with_their_children_do_not_fit(monkeypatch):
     """Two tiers of one height are solved side by side by passes only when both fit with their
-    children kept (70 bytes a position, of 80% of the free memory); with move lists always (their
-    memory is planned before the run). Override 3x3-2's two tiers of 185M positions beside a
-    child of 484M in 24 GB: one at a time."""
+    children kept (70 bytes a position) and the reserve the kept children leave free (a fifth of
+    the machine's memory and 16 bytes a position); with move lists always (their memory is
+    planned before the run). Override 3x3-2's two tiers of 185M positions beside a child of 484M
+    in 24 GB: one at a time."""
     from solver.api import make_game
 
     run = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
                      symmetry=True, run_id="x", workers=2, low_memory=True)
     big = [tiered.TierInfo(tier=t, positions=185_000_000, children=[]) for t in (1, 2, 3)]
     small = [tiered.TierInfo(tier=t, positions=1_000_000, children=[]) for t in (1, 2, 3)]
+    monkeypatch.setattr(tiered, "_total_memory", lambda: 24 * 2**30)
     monkeypatch.setattr(tiered, "_available_memory", lambda: 18 * 2**30)
     assert not tiered._side_by_side(run, big, 2)
     assert tiered._side_by_side(run, small, 2)
+    # two tiers of 70M: 9.1 GiB of children and arrays, beside a reserve of 4.8 + 2.1 GiB
+    pair = [tiered.TierInfo(tier=t, positions=70_000_000, children=[]) for t in (1, 2)]
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 15 * 2**30)
+    assert not tiered._side_by_side(run, pair, 2)  # 16.0 GiB > 15 GiB free
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 17 * 2**30)
+    assert tiered._side_by_side(run, pair, 2)
     monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * 2**30)
-    assert tiered._side_by_side(run, big, 2)  # 25.9 GB of 32 GB
+    assert tiered._side_by_side(run, big, 2)  # 25.9 + 4.8 + 5.5 GB of 40 GB
     run.low_memory = False
     monkeypatch.setattr(tiered, "_available_memory", lambda: 1 * 2**30)
     assert tiered._side_by_side(run, big, 2)
