@@ -42,9 +42,12 @@ from solver.faults import fault_point
 from solver.tables import positions_frames, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
-#: value iteration's per-edge arrays): measured on Carrots 3x3, whose largest tier (1,653,696
-#: positions, 4.3 moves each) sets a peak of 1.79 GB above the RSS after imports
-BYTES_PER_TIER_POSITION = 1100
+#: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3, whose
+#: largest tier (1,653,696 positions, 4.3 moves each) peaks 591 bytes per position above the RSS
+#: after imports (median of 3; 1,000 before int32 rows and edge ids, int8 kinds, no held weight,
+#: edge-id or slot arrays, and the sweeps' copies let go during strategy iteration). The peak is
+#: now the policy solve of the tier's cyclic part (its sparse system and LU factors)
+BYTES_PER_TIER_POSITION = 650
 
 #: the columns of a finished chance tier that the tiers reaching it read
 CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
@@ -65,6 +68,32 @@ def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
     idx = lookup_sorted(keys, need)
     _check_found(keys, idx, need, t, u)
     return df[idx]
+
+
+def _outside_rows(run: Any, t: int, info: Any, kids: np.ndarray, ct: np.ndarray, inside: np.ndarray,
+                  child: np.ndarray, n: int) -> tuple[list[np.ndarray], ...]:
+    """The terminal rows of the children of tier ``t`` in other tiers (``ct``: each child's tier,
+    ``inside``: the children in tier ``t``), numbered from ``n`` into ``child``, one per distinct
+    key; returns their keys, side to move, win and loss probabilities, in parts per child tier."""
+    out_keys: list[np.ndarray] = []
+    out_player: list[np.ndarray] = []
+    out_win: list[np.ndarray] = []
+    out_loss: list[np.ndarray] = []
+    base = n
+    for u in unique(ct[~inside]).tolist():
+        if int(u) not in info.children:
+            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
+                             "solve again with --force")
+        sel = ct == u
+        need = unique(kids[sel])
+        rows_u = _child_rows(run, t, int(u), need)
+        child[sel] = base + lookup_sorted(need, kids[sel])
+        base += len(need)
+        out_keys.append(need)
+        out_player.append(rows_u["player"].to_numpy().astype(np.int8))
+        out_win.append(rows_u["p_win"].to_numpy().astype(np.float64))
+        out_loss.append(rows_u["p_loss"].to_numpy().astype(np.float64))
+    return out_keys, out_player, out_win, out_loss
 
 
 def solve_tier(run: Any, info: Any) -> dict[str, Any]:
@@ -102,28 +131,15 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     # children inside the tier: their rows (discovery already refused simultaneous nodes and
     # tiers that fall; a tier this one's discovery did not record is refused below)
     ct, inside, rows = _split_inside(game, t, kids, keys, SortedLookup(keys))
-    child = np.empty(len(kids), np.int64)
+    # rows as int32 while they fit (the whole-graph engine keeps the graph's integer type):
+    # half the memory of int64, the same rows
+    child = np.empty(len(kids), np.int32 if n + len(kids) < 2**31 else np.int64)
     child[inside] = rows
+    del rows
     # children in other tiers: one terminal row each, holding its finished probabilities
-    out_keys: list[np.ndarray] = []
-    out_player: list[np.ndarray] = []
-    out_win: list[np.ndarray] = []
-    out_loss: list[np.ndarray] = []
-    base = n
-    for u in unique(ct[~inside]).tolist():
-        if int(u) not in info.children:
-            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                             "solve again with --force")
-        sel = ct == u
-        need = unique(kids[sel])
-        rows_u = _child_rows(run, t, int(u), need)
-        child[sel] = base + lookup_sorted(need, kids[sel])
-        base += len(need)
-        out_keys.append(need)
-        out_player.append(rows_u["player"].to_numpy().astype(np.int8))
-        out_win.append(rows_u["p_win"].to_numpy().astype(np.float64))
-        out_loss.append(rows_u["p_loss"].to_numpy().astype(np.float64))
-    b = base - n
+    out_keys, out_player, out_win, out_loss = _outside_rows(run, t, info, kids, ct, inside, child, n)
+    del kids, ct, inside
+    b = sum(len(k) for k in out_keys)
     cat = (lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype))
     graph = Graph(
         keys=np.concatenate([keys, cat(out_keys, np.uint64)]),
@@ -135,12 +151,18 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         result=np.concatenate([result, np.zeros(b, np.int8)]),
         margin=np.zeros(n + b, np.int32), root=0, symmetry=run.symmetry,
     )
-    win = np.concatenate([(result > 0).astype(np.float64), cat(out_win, np.float64)])
-    loss = np.concatenate([(result < 0).astype(np.float64), cat(out_loss, np.float64)])
-    del kids, ct, inside, child, probs
+    keys = graph.keys[:n]  # a view: the tier's keys are not held twice
+    # win and loss probabilities of the terminal rows, +0.0 on the others: the engine then reads
+    # these arrays instead of copying them (value_iteration._terminal_only)
+    end = kind == NodeKind.TERMINAL
+    win = np.concatenate([((result > 0) & end).astype(np.float64), cat(out_win, np.float64)])
+    loss = np.concatenate([((result < 0) & end).astype(np.float64), cat(out_loss, np.float64)])
+    del child, probs, end, out_keys, out_player, out_win, out_loss
+    moves = int(deg.sum())
+    del deg  # the engine derives its own from the offsets; taken from them again for the file
     max_sweeps = run.max_sweeps if run.max_sweeps is not None else 100_000
     sol = value_iteration(graph, tol=run.tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
-    moves = int(deg.sum())
+    deg = np.diff(graph.offsets[: n + 1])
     cols = {"value": sol.value[:n], "p_win": sol.p_win[:n], "p_loss": sol.p_loss[:n]}
     certified = bool(sol.stats.get("certified", False)) and bool(sol.converged)
     stats = {"tier": int(t), "positions": int(n), "moves": moves, "outside_children": int(b),

@@ -233,12 +233,15 @@ def value_iteration(
         end_win = np.where(terminal & (result > 0), 1.0, 0.0)
         end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
     else:
-        end_win = np.where(terminal, np.asarray(terminal_probs[0], dtype=np.float64), 0.0)
-        end_loss = np.where(terminal, np.asarray(terminal_probs[1], dtype=np.float64), 0.0)
+        end_win = _terminal_only(terminal_probs[0], terminal)
+        end_loss = _terminal_only(terminal_probs[1], terminal)
         result = end_win - end_loss
     check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
-    weight = np.where(same, prob, -prob)  # the sign of each move's child times its probability
+    del result  # one float per position, not used past here
+    # the sign of each move's child times its probability, computed for the moves asked for
+    # (one float per move is not held for the whole solve)
+    weight = _SignedProbs(same, prob)
     sweeps = pol_sweeps = 0
     per_tier: dict[int, dict[str, float]] = {}
     rounds: list[dict[str, float]] = []
@@ -257,7 +260,9 @@ def value_iteration(
                 acc[k_] = max(acc.get(k_, 0), v_) if k_ == "residual" else acc.get(k_, 0) + v_
 
         # 2. strategies: the best move of every decision node --------------------------------
-        q = weight * value[child] * np.where(looping, lam, 1.0)
+        q = weight[:]  # (in place below: the same products, one array per move fewer)
+        q *= value[child]
+        q *= np.where(looping, lam, 1.0)
         best = _first_best(kind, parent, offsets, deg, q)
         del q  # one float per move: the peak is later, beside the certificate's arrays
 
@@ -310,6 +315,36 @@ def validate_tol(tol: float) -> None:
         raise ValueError(f"tol must be a finite number above 0, got {tol!r}")
 
 
+def _terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
+    """``np.where(terminal, probs, 0.0)`` as float64; ``probs`` itself (not copied: it is only
+    read) when it already is that, bit for bit (float64 and +0.0 off the terminal rows, as the
+    tiered dice solver builds it)."""
+    probs = np.asarray(probs)
+    if probs.dtype == np.float64 and not probs.view(np.int64)[~terminal].any():
+        return probs
+    return np.where(terminal, np.asarray(probs, dtype=np.float64), 0.0)
+
+
+class _SignedProbs:
+    """``np.where(same, prob, -prob)`` (each move's probability with the sign of its child's
+    value: + when the child has the same side to move, - otherwise), computed for the moves
+    indexed (``weight[e]``, ``weight[:]`` for all) instead of held: one float64 per move less
+    for the whole solve, with the same values (a negation is exact)."""
+
+    def __init__(self, same: np.ndarray, prob: np.ndarray) -> None:
+        self.same, self.prob = same, prob
+
+    def __getitem__(self, e: Any) -> np.ndarray:
+        p = self.prob[e]
+        return np.where(self.same[e], p, -p)
+
+
+def _index_dtype(size: int) -> type:
+    """int32 for indices below ``size`` (and sums of two of them) while they fit, else int64:
+    half the memory of the int64 arrays of moves, and the same values."""
+    return np.int32 if size < 2**30 else np.int64
+
+
 @dataclass
 class _Prepared:
     """The checked arrays of a graph that every stochastic engine starts from."""
@@ -336,9 +371,15 @@ class _Prepared:
 def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
     """Check the graph (moves, probabilities, tiers) and derive the per-edge arrays."""
     n = graph.n
-    kind = np.asarray(graph.kind, dtype=np.int64)
+    # Memory: node kinds and sides to move stay int8 (the graph's own arrays, not int64 copies),
+    # the children keep the graph's integer type (int32 from the tiered dice solver) and the
+    # parents are int32 while the rows fit. They are only compared and used as indices, so the
+    # results are those of int64 arrays.
+    kind = np.asarray(graph.kind, dtype=np.int8)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
-    child = np.asarray(graph.child, dtype=np.int64)
+    child = np.asarray(graph.child)
+    if child.dtype not in (np.int32, np.int64):
+        child = child.astype(np.int64)
     deg = np.diff(offsets)
     inner = kind != _TERMINAL
     if np.any(deg[inner] == 0):
@@ -346,7 +387,7 @@ def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
         raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
     if np.any(deg[~inner] != 0):
         raise ValueError("a terminal position has moves")
-    parent = np.repeat(np.arange(n, dtype=np.int64), deg)
+    parent = np.repeat(np.arange(n, dtype=_index_dtype(n)), deg)
     to_move = np.asarray(graph.to_move)
     same = to_move[child] == to_move[parent]
     chance_edge = kind[parent] == _CHANCE
@@ -359,14 +400,15 @@ def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
         if not bool(np.all(prob[~chance_edge] == 1.0)):  # not 1.0 off chance nodes: a copy that is
             prob = np.where(chance_edge, prob, 1.0)
         # (else the graph's own array is used: never written to here)
-    if tiers is None:
-        tiers = np.zeros(n, dtype=np.int64)
-    tiers = np.asarray(tiers, dtype=np.int64)
-    if len(tiers) != n:
-        raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
-    if np.any(tiers[child] < tiers[parent]):
-        raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
-    sys = _System(n, kind, offsets, child, deg, np.asarray(to_move, dtype=np.int64))
+    if tiers is None:  # one tier: no move can fall (and no two int64 arrays per move to check it)
+        tiers = np.zeros(n, dtype=np.int8)
+    else:
+        tiers = np.asarray(tiers, dtype=np.int64)
+        if len(tiers) != n:
+            raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
+        if np.any(tiers[child] < tiers[parent]):
+            raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
+    sys = _System(n, kind, offsets, child, deg, to_move)
     return _Prepared(sys, kind, offsets, child, deg, parent, to_move, same, chance_edge, prob, tiers)
 
 
@@ -446,11 +488,12 @@ def _endless_traps(
     while True:
         e = np.flatnonzero(relevant & alive[parent] & alive[child])
         idx = np.flatnonzero(alive)
-        pos = np.full(n, -1, dtype=np.int64)
+        pos = np.full(n, -1, dtype=_index_dtype(n))  # int32 while it fits: two arrays per move
         pos[idx] = np.arange(len(idx))
         src, dst = pos[parent[e]], pos[child[e]]
         mat = csr_matrix((np.ones(len(e), dtype=np.int8), (src, dst)), shape=(len(idx), len(idx)))
         _, label = connected_components(mat, directed=True, connection="strong")
+        del mat
         inside = label[src] == label[dst]
         stay = np.bincount(parent[e[inside]], minlength=n)
         ok = np.where(must_all, stay >= need, stay >= 1)
@@ -517,19 +560,22 @@ def _edge_max(x: np.ndarray, offsets: np.ndarray, deg: np.ndarray) -> np.ndarray
 def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
     """Order the positions: tiers from the highest, then components in topological order."""
     layers: list[_Layer] = []
-    loop_id = np.full(sys.n, -1, dtype=np.int64)
+    loop_id = np.full(sys.n, -1, dtype=np.int32)  # layer numbers: int32 is plenty
     totals = {"components": 0, "cyclic_components": 0, "cyclic_positions": 0, "layers": 0}
     inner = sys.kind != _TERMINAL
-    local = np.full(sys.n, -1, dtype=np.int64)
+    idx_type = _index_dtype(sys.n)  # local indices (int32 while they fit: two arrays per move)
+    local = np.full(sys.n, -1, dtype=idx_type)
     for tier in unique(tiers[inner])[::-1].tolist():
         nodes = np.flatnonzero(inner & (tiers == tier))
         m = len(nodes)
         local[nodes] = np.arange(m)
         e = _ranges(sys.offsets[nodes], sys.deg[nodes])
-        src = np.repeat(np.arange(m, dtype=np.int64), sys.deg[nodes])
+        src = np.repeat(np.arange(m, dtype=idx_type), sys.deg[nodes])
         dst = local[sys.child[e]]
+        del e
         keep = dst >= 0
         src, dst = src[keep], dst[keep]
+        del keep
         mat = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
         ncomp, label = connected_components(mat, directed=True, connection="strong")
         size = np.bincount(label, minlength=ncomp)
@@ -577,7 +623,10 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
 def _edges_of(sys: _System, nodes: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """``(edge ids, local parent index)`` of the positions ``nodes`` (only ``active`` edges)."""
     e = _ranges(sys.offsets[nodes], sys.deg[nodes])
-    loc = np.repeat(np.arange(len(nodes), dtype=np.int64), sys.deg[nodes])
+    if len(sys.child) < 2**31:  # edge ids in int32 while they fit (half the memory, same ids)
+        e = e.astype(np.int32)
+    # int32 while ``loc + len(nodes)`` fits (the policy solve stacks two copies): the same values
+    loc = np.repeat(np.arange(len(nodes), dtype=_index_dtype(len(nodes))), sys.deg[nodes])
     if active is not None:
         keep = active[e]
         e, loc = e[keep], loc[keep]
@@ -684,23 +733,32 @@ def _iterate_loop(
     ch = sys.child[e]
     internal = in_loop[ch]
     w = weight[e] * np.where(internal, lam, 1.0)
+    del e  # not needed past here (one int64 per move)
     node_kind = kind[nodes]
-    blocks = []
-    for k in (_CHANCE, _DECISION):
-        sel = node_kind == k
-        if not sel.any():
-            continue
-        bn = nodes[sel]
-        rank = np.cumsum(sel) - 1
-        esel = sel[loc]
-        bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
-        ext = ~bint
-        contrib_ext = bw[ext] * value[bch[ext]]
-        base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
-        base_max = _group_max(bloc[ext], contrib_ext, len(bn))
-        bloc, bch, bw = bloc[bint], bch[bint], bw[bint]
-        starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
-        blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
+
+    def build_blocks() -> list[tuple]:
+        """The sweeps' arrays, per node kind: the moves inside the set and the fixed part of
+        each position's equation from the moves that leave it (their children's values do not
+        change while the set is solved, so building again gives the same arrays)."""
+        blocks = []
+        for k in (_CHANCE, _DECISION):
+            sel = node_kind == k
+            if not sel.any():
+                continue
+            bn = nodes[sel]
+            rank = np.cumsum(sel, dtype=loc.dtype) - 1
+            esel = sel[loc]
+            bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
+            ext = ~bint
+            contrib_ext = bw[ext] * value[bch[ext]]
+            base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
+            base_max = _group_max(bloc[ext], contrib_ext, len(bn))
+            bloc, bch, bw = bloc[bint], bch[bint], bw[bint]
+            starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
+            blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
+        return blocks
+
+    blocks = build_blocks()
 
     def sweep() -> float:
         res = 0.0
@@ -727,7 +785,11 @@ def _iterate_loop(
         if residual < tol:
             break
         if warmup_sweeps and sweeps >= warmup_sweeps:
+            # the sweeps' copies of the moves (three arrays per move) are let go while strategy
+            # iteration, the solve's memory peak, holds its own; built again for the sweeps after
+            blocks = []
             evaluations = _strategy_iteration(sys, nodes, loc, ch, w, internal, value)
+            blocks = build_blocks()
             if evaluations < 0:  # a failed solve: plain sweeps only
                 warmup_sweeps = 0
                 evaluations = 0
@@ -779,8 +841,8 @@ def _linear_solve(
     x = np.zeros(m)
     if not keep.any():
         return x
-    # x_i = coef_i * x_ptr_i + const_i for pass-through rows
-    ptr = np.full(m, -1, dtype=np.int64)
+    # x_i = coef_i * x_ptr_i + const_i for pass-through rows (row indices in int32 while they fit)
+    ptr = np.full(m, -1, dtype=_index_dtype(m))
     coef = np.zeros(m)
     const = np.where(passthrough & keep, b, 0.0)
     single = passthrough[rows]
@@ -804,6 +866,7 @@ def _linear_solve(
     # substitute the pass-through rows into the others
     other = ~single
     r, c0, v0 = rows[other], cols[other], vals[other]
+    del single, other
     rhs = np.where(passthrough, 0.0, b)
     via = passthrough[c0]
     rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
@@ -815,14 +878,18 @@ def _linear_solve(
     solve = keep & ~passthrough
     idx = np.flatnonzero(solve)
     if len(idx):
-        pos = np.full(m, -1, dtype=np.int64)
+        pos = np.full(m, -1, dtype=_index_dtype(m))
         pos[idx] = np.arange(len(idx))
         ok &= solve[c]
         k = len(idx)
         a = csr_matrix((v[ok], (pos[r[ok]], pos[c[ok]])), shape=(k, k))
+        # the per-entry arrays and the matrix are let go before the factorisation, the peak
+        del r, c0, v0, via, c, v, ok, pos
+        lhs = (identity(k, format="csr") - a).tocsc()
+        del a
         try:
             with np.errstate(all="ignore"):
-                sol = spsolve((identity(k, format="csr") - a).tocsc(), rhs[idx])
+                sol = spsolve(lhs, rhs[idx])
         except Exception:  # a singular or failing factorisation: skip the acceleration
             return None
         sol = np.asarray(sol, dtype=np.float64).reshape(-1)
@@ -859,7 +926,6 @@ def _strategy_iteration(
     dec_edge = node_kind[loc] == _DECISION
     starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
     owners = loc[starts]
-    slot = np.searchsorted(nodes, ch)
     passthrough = node_kind == _DECISION
 
     def greedy(current: np.ndarray | None, who: int | None) -> tuple[np.ndarray, bool]:
@@ -887,13 +953,20 @@ def _strategy_iteration(
         return out, True
 
     def evaluate(choice: np.ndarray) -> bool:
+        # the masks are let go as soon as they are used, and the local index of each used move's
+        # child is looked up here rather than held for every move (an int64 per move)
         use = ~dec_edge | choice
-        ui = use & internal
         ue = use & ~internal
-        rows, cols = loc[ui], slot[ui]
         b = np.bincount(loc[ue], weights=w[ue] * value[ch[ue]], minlength=m)
-        keep = _reaching(m, rows, cols, loc[ue])
-        x = _linear_solve(m, rows, cols, w[ui], b, keep, passthrough)
+        exits = loc[ue]
+        del ue
+        ui = use & internal
+        del use
+        rows, cols, vals = loc[ui], np.searchsorted(nodes, ch[ui]), w[ui]
+        del ui
+        keep = _reaching(m, rows, cols, exits)
+        del exits
+        x = _linear_solve(m, rows, cols, vals, b, keep, passthrough)
         if x is None:
             return False
         value[nodes] = x
@@ -964,10 +1037,13 @@ def _evaluate_policy(
             zero = np.zeros(len(nodes))
             base_w, base_l = step(nodes, e[~internal], loc[~internal], zero, zero)
             ei, li = e[internal], loc[internal]
+            exits = loc[~internal]
+            del e, loc, internal  # only the moves inside the set are used below
             exact = _solve_policy(
-                nodes, ei, li, base_w, base_l, sys.child, prob, same, loc[~internal],
+                nodes, ei, li, base_w, base_l, sys.child, prob, same, exits,
                 sys.kind[nodes] == _DECISION,
             )
+            del exits
             if exact is not None:
                 p_win[nodes], p_loss[nodes] = exact
             sweeps = 0
@@ -1006,13 +1082,17 @@ def _solve_policy(
     set (no path to an exit) get 0 for both (endless play).
     """
     m = len(nodes)
-    j = np.searchsorted(nodes, child[e])
-    p = prob[e]
+    # the children's local indices in ``loc``'s type (int32 while ``2 m`` fits), and each array
+    # per move let go as soon as the stacked ones are built: the same system, less memory
+    j = np.searchsorted(nodes, child[e]).astype(loc.dtype, copy=False)
+    keep = _reaching(m, loc, j, exits)
     s = same[e]
     rows = np.concatenate([loc, loc + m])
     cols = np.concatenate([np.where(s, j, j + m), np.where(s, j + m, j)])
+    del j, s
+    p = prob[e]
     vals = np.concatenate([p, p])
-    keep = _reaching(m, loc, j, exits)
+    del p
     dec = np.concatenate([decision, decision])
     x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
     if x is None:
