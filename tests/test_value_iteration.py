@@ -333,3 +333,17 @@ def test_bellman_residual_in_blocks_equals_in_one_pass(seed: int) -> None:
         for block in (1, 3, 7):
             assert _bellman_residual(prep.sys, prep.parent, prep.same, prep.prob, v, block=block) == whole
     assert _bellman_residual(prep.sys, prep.parent, prep.same, prep.prob, noisy) > 0.01
+
+
+def test_more_components_than_int32_pairs_hold() -> None:
+    """A tier with more than 46,341 strongly connected components: the pairs of component labels
+    (``label * ncomp + label``) need 64 bits; in 32 they wrapped and mixed up the components'
+    order. An acyclic graph of 80,000 positions (each its own component) equals
+    backward induction."""
+    rng = random.Random(5)
+    nodes = random_dag(rng, 80_000)  # about 60,000 of them not final
+    g = make_graph(nodes)
+    want = backward_induction(nodes)
+    sol = value_iteration(g)
+    assert sol.sweeps == 0 and sol.converged
+    assert np.allclose(sol.value, want, atol=1e-12)

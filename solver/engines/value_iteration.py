@@ -585,7 +585,8 @@ def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
         # component graph and longest-path height (sinks = 0)
         cu, cv = label[src], label[dst]
         cross = cu != cv
-        pairs = unique(cu[cross] * ncomp + cv[cross])
+        # 64 bits: SciPy's labels are int32, and label * ncomp wraps past 46,341 components
+        pairs = unique(cu[cross].astype(np.int64) * ncomp + cv[cross])
         cu, cv = pairs // ncomp, pairs % ncomp
         outdeg = np.bincount(cu, minlength=ncomp)
         order = np.argsort(cv, kind="stable")
