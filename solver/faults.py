@@ -13,8 +13,9 @@ def fault_point(name: str) -> None:
     """Fault injection for the fault suite (tests/test_faults.py): when the environment variable
     ``PYRAMIDS_FAULT`` is ``<signal>@<name>`` (``KILL``, ``INT``) this process sends itself that
     signal here (``<signal>@<name>#<k>``: the k-th time it is reached); ``ENOSPC@<name>``
-    raises a disk-full error. With ``PYRAMIDS_FAULT_ONCE=<file>`` only the first process to create
-    that file faults (the others go on). Does nothing otherwise."""
+    raises a disk-full error; ``SLEEP@<name>`` sleeps there (a step too long to wait for). With
+    ``PYRAMIDS_FAULT_ONCE=<file>`` only the first process to create that file faults (the others
+    go on). Does nothing otherwise."""
     spec = os.environ.get("PYRAMIDS_FAULT")
     if not spec or "@" not in spec:
         return
@@ -34,6 +35,14 @@ def fault_point(name: str) -> None:
             return
     if what == "ENOSPC":
         raise OSError(28, "No space left on device", name)
+    if what == "SLEEP":  # a long step (``PYRAMIDS_FAULT_SECONDS``, default 300) to interrupt
+        import sys
+        import threading
+        import time
+
+        print(f"fault: sleeping at {name} in thread {threading.current_thread().name}", file=sys.stderr, flush=True)
+        time.sleep(float(os.environ.get("PYRAMIDS_FAULT_SECONDS", "300")))
+        return
     import signal
 
     os.kill(os.getpid(), getattr(signal, "SIG" + what))

@@ -998,6 +998,11 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 if progress is not None:
                     progress("solve", tier_name(run.game, st["tier"]), done_pos, total)
                 fault_point("tier-solved")
+    except BaseException:  # interrupted: do not wait for the tiers still being solved
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        raise
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -1167,6 +1172,11 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         infos = discover(run, max_positions=max_positions, progress=bar)
         t_disc = time.perf_counter() - t0
         stats = solve_tiers(run, infos, workers=workers, progress=bar, cluster=cluster)
+    except BaseException:  # interrupted: do not wait for the expansions still running
+        if run.pool is not None:
+            run.pool.shutdown(wait=False, cancel_futures=True)
+            run.pool = None
+        raise
     finally:
         if run.pool is not None:
             run.pool.shutdown(wait=True, cancel_futures=True)
