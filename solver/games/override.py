@@ -156,6 +156,7 @@ class Override(Game[OverrideState]):
     tier_sizes: ClassVar[dict[str, tuple[int, int]]] = {
         "3x3": (1_683_045, 854_772),
         "4x4": (68_675_533, 48_609_528),
+        "3x3-2": (4_053_004_965, 484_086_788),
     }
     #: colour A is player 1 (moves first), colour B player 2, as in render()
     seat_names: ClassVar[tuple[str, ...]] = ("A", "B")
