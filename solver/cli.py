@@ -456,17 +456,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _tiered_fit(cls: Any, values: dict[str, Any]) -> str | None:
     """For ``pyramids list``: why a preset does not fit the tiered solver on this machine either
     (its measured tier sizes against the free memory), else ``None``."""
-    from solver.engines.tiered import _available_memory, estimate, stochastic
+    from solver.engines.tiered import _available_memory, planned_estimate
 
-    game = cls.from_params(values)
-    est = estimate(game)
     mem = _available_memory()
+    est = planned_estimate(cls.from_params(values), mem)  # passes when the move lists do not fit
     if est is None or mem is None or est["memory"] <= mem:
         return None
-    if not stochastic(game):  # the solve plans the low-memory mode (passes) when lists do not fit
-        est = estimate(game, low_memory=True)
-        if est["memory"] <= mem:
-            return None
     least = "at least " if est.get("at_least") else ""
     return (f"; tier by tier too large here as well: its largest tier ({least}{est['largest_tier']:,} "
             f"positions, measured) needs {least}{est['memory'] / 2**30:.0f} GB, {mem / 2**30:.0f} GB is free")

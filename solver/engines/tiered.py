@@ -1100,17 +1100,26 @@ def _total_memory() -> int | None:
     return _meminfo("MemTotal")
 
 
+def planned_estimate(game: Game, mem: int | None, low_memory: bool | None = None,
+                     held: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """:func:`estimate` in the mode the solve will use: unless told (``low_memory``), a largest
+    tier too big for its move lists in ``mem`` bytes is planned by passes (``passes_planned``)."""
+    est = estimate(game, low_memory=bool(low_memory), held=held)
+    if (est is not None and low_memory is None and mem is not None and est["memory"] > mem
+            and not stochastic(game)):
+        est = {**estimate(game, low_memory=True, held=held), "passes_planned": True}
+    return est
+
+
 def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None,
                    held: dict[str, Any] | None = None) -> None:
     """Say what a tiered solve will take (a note), and refuse at once, in one line, when the
     estimate does not fit this machine's free memory or the disk under ``root``. Unless told
     (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode.
     ``held``: the progress of the unfinished run that will be resumed (its files count as written)."""
-    est = estimate(game, low_memory=bool(low_memory), held=held)
     mem = _available_memory()
-    if (est is not None and low_memory is None and mem is not None and est["memory"] > mem
-            and not stochastic(game)):
-        est = estimate(game, low_memory=True, held=held)
+    est = planned_estimate(game, mem, low_memory, held)
+    if est is not None and est.get("passes_planned"):
         notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
                      "low-memory mode (passes; slower)")
     if est is None:
