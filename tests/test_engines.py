@@ -193,3 +193,22 @@ def test_parallel_enumeration_gives_the_same_graph(monkeypatch, game_name, param
     assert a.n > 100
     for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "result", "margin"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_pool_map_waits_in_slices_and_keeps_order_and_errors():
+    """``waiting.pool_map`` (used where the main thread waits for tiers, so Ctrl-C is seen at
+    once) gives ``map``'s results in order and raises a task's error."""
+    from concurrent.futures import ThreadPoolExecutor
+    import time
+
+    from solver.engines import waiting
+
+    def slow_square(x):
+        time.sleep(0.01 * (5 - x))  # later items finish first
+        return x * x
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        assert list(waiting.pool_map(pool, slow_square, range(5))) == [0, 1, 4, 9, 16]
+        assert list(waiting.pool_map(pool, pow, [2, 3], [3, 2])) == [8, 9]
+        with pytest.raises(ZeroDivisionError):
+            list(waiting.pool_map(pool, lambda x: 1 // x, [1, 0, 2]))

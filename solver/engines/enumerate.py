@@ -18,6 +18,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 
 from solver.core.game import Game, NodeKind
+from solver.engines.waiting import pool_map
 from solver.faults import fault_point
 from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique
 
@@ -305,5 +306,5 @@ def _expand_level(game: Game, frontier: np.ndarray, chunk: int, symmetry: bool,
     size = min(chunk, -(-len(frontier) // (4 * workers)))
     pieces = [frontier[s : s + size] for s in range(0, len(frontier), size)]
     if isinstance(pool, ThreadPoolExecutor):
-        return list(pool.map(lambda keys: game.expand(keys, canonical=symmetry), pieces))
-    return list(pool.map(_expand_in_worker, pieces, [symmetry] * len(pieces)))
+        return list(pool_map(pool, lambda keys: game.expand(keys, canonical=symmetry), pieces))
+    return list(pool_map(pool, _expand_in_worker, pieces, [symmetry] * len(pieces)))

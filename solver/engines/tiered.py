@@ -58,6 +58,7 @@ from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _tier_jit as _jit
+from solver.engines import waiting
 from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
 from solver.tables import (
@@ -269,10 +270,10 @@ def _expansions(run: Run, keys: np.ndarray):
         window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
         if len(window) > run.workers:
             first, fut = window.popleft()
-            yield first, _no_dead_end(fut.result(), keys, first)
+            yield first, _no_dead_end(waiting.result(fut), keys, first)
     while window:
         first, fut = window.popleft()
-        yield first, _no_dead_end(fut.result(), keys, first)
+        yield first, _no_dead_end(waiting.result(fut), keys, first)
 
 
 def _no_dead_end(exp, keys: np.ndarray, start: int):
@@ -988,7 +989,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 run.tiers_at_once = min(workers, len(todo))
                 if pool is None:
                     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tier")
-                results = pool.map(lambda info: solve_tier_task(run, info), todo)
+                results = waiting.pool_map(pool, lambda info: solve_tier_task(run, info), todo)
             else:
                 run.tiers_at_once = 1
                 results = (solve_tier_task(run, info) for info in todo)
