@@ -97,9 +97,9 @@ def test_compiled_playouts_replay_under_the_rules(name, params):
     game = game_class(name).from_params(params)
     rng = np.random.default_rng(7)
     # full-size Carrots and Broccoli: random games do not end (passes, moves back and forth), and
-    # replaying 10,000 choices under the rules takes seconds, so 10 playouts of 300 choices
+    # replaying 10,000 choices under the rules takes seconds, so 6 playouts of 200 choices
     full_carrots = name == "carrots" and not params
-    cap, starts = (300, 10) if full_carrots else (2_000, 40) if name == "carrots" else (10_000, 40)
+    cap, starts = (200, 6) if full_carrots else (2_000, 40) if name == "carrots" else (10_000, 40)
     ended = 0
     for s, state in enumerate(_start_positions(game, rng, starts)):
         playout = game.random_playout(state, cap, seed=s)

@@ -516,6 +516,7 @@ def test_plain_cycles_fall_back_to_block_sweeps() -> None:
     assert [lv.tolist() for lv in _plain_levels(sys, np.arange(4), np.array([1]))] == [[1]]
 
 
+@pytest.mark.slow  # 33 s; the random rounds above check the same equality in the fast suite
 def test_level_sweeps_equal_block_sweeps_on_petal_4(monkeypatch) -> None:
     from solver.games import make_game
 

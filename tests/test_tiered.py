@@ -143,7 +143,7 @@ def _same_tables(whole: pl.DataFrame, tier_table: pl.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("low_memory", GRAPH_MODES, ids=GRAPH_MODE_IDS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=graphs())
 def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory, monkeypatch):
     tmp = tmp_path_factory.mktemp("g")
@@ -284,13 +284,20 @@ def _tier_frames(root: Path) -> dict[str, pl.DataFrame]:
     return {f.name: pl.read_parquet(f) for f in sorted((folder / "tiers").glob("*.parquet"))}
 
 
+@pytest.fixture(scope="module")
+def small_reference(tmp_path_factory) -> Path:
+    """The tier files of an uninterrupted tiered solve of ``SMALL`` (one for the module)."""
+    root = tmp_path_factory.mktemp("ref")
+    ref = _cli(["solve", *SMALL, "--tiered", "--out", str(root), "--quiet", "--workers", "1"])
+    assert ref.returncode == 0, ref.stderr
+    return root
+
+
 @pytest.mark.parametrize("point", ["tier-discovered#7", "tier-solved#1", "tier-solved#60",
                                    "write:tier-3.parquet", "rename"])
-def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point):
+def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point, small_reference):
     import signal
 
-    ref = _cli(["solve", *SMALL, "--tiered", "--out", str(tmp_path / "ref"), "--quiet", "--workers", "1"])
-    assert ref.returncode == 0, ref.stderr
     root = tmp_path / "killed"
     killed = _cli(["solve", *SMALL, "--tiered", "--out", str(root), "--quiet", "--workers", "1"],
                   {"PYRAMIDS_FAULT": f"KILL@{point}"})
@@ -308,7 +315,7 @@ def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point):
     again = _cli(["solve", *SMALL, "--out", str(root), "--json", "--quiet", "--workers", "1"])
     assert again.returncode == 0, again.stderr
     assert "resuming" in again.stderr
-    a, b = _tier_frames(tmp_path / "ref"), _tier_frames(root)
+    a, b = _tier_frames(small_reference), _tier_frames(root)
     assert a.keys() == b.keys()
     for name in a:
         assert a[name].equals(b[name]), name
