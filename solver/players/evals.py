@@ -83,32 +83,42 @@ def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
     corner = game.corner[player]  # type: ignore[attr-defined]
     side = game.side[player]  # type: ignore[attr-defined]
     owner = game.owner  # type: ignore[attr-defined]
-    mine = [sq for sq in side if board[sq] and owner.get((board[sq] - 1) // 3) == player]
-    group = 0
+    n = game.n  # type: ignore[attr-defined]
+    mine = [sq for sq, c in enumerate(board) if c and owner.get((c - 1) // 3) == player]
+    group: set[int] = set()
     code = board[corner]
     if code and owner.get((code - 1) // 3) == player:
-        seen = {corner}
+        group = {corner}
         todo = [corner]
         while todo:
             sq = todo.pop()
             for nb in game.neighbours[sq]:  # type: ignore[attr-defined]
-                if nb in seen or nb not in side:
+                if nb in group or nb not in side:
                     continue
                 c = board[nb]
                 if c and owner.get((c - 1) // 3) == player:
-                    seen.add(nb)
+                    group.add(nb)
                     todo.append(nb)
-        group = len(seen)
-    loose = len(mine) - group  # pyramids on the side outside the group (the group lies on the side)
-    return min(1.0, (group + 0.25 * loose) / game.group)  # type: ignore[attr-defined]
+    # every other pyramid of the player's colours counts by how near it is to the group (to the
+    # corner while there is none): 1/2 next to it, 1/4 two squares away, ... (a slope to climb:
+    # with a flat count a one-ply player shuffled pyramids and most games never ended)
+    anchor = [divmod(sq, n) for sq in (group or {corner})]
+    near = 0.0
+    for sq in mine:
+        if sq not in group:
+            r, c = divmod(sq, n)
+            near += 0.5 / max(1, min(abs(r - ar) + abs(c - ac) for ar, ac in anchor))
+    return min(1.0, (len(group) + near) / game.group)  # type: ignore[attr-defined]
 
 
 def carrots_eval(game: Game, state: Any, player: int) -> float:
     """Carrots and Broccoli: how far each garden has grown.
 
     For each player: the pyramids of their colours connected to their corner on their side (the
-    group that wins at ``group``), plus a quarter for each other pyramid of theirs on their side,
-    as a share of ``group`` (at most 1). The player's share minus the opponent's.
+    group that wins at ``group``), plus, for each other pyramid of theirs anywhere on the board,
+    one half divided by its distance (orthogonal steps) to the nearest pyramid of that group (to
+    the corner while there is no group), as a share of ``group`` (at most 1). The player's share
+    minus the opponent's.
     """
     board = state.board
     if not any(board):
