@@ -99,15 +99,19 @@ def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
                 if c and owner.get((c - 1) // 3) == player:
                     group.add(nb)
                     todo.append(nb)
-    # every other pyramid of the player's colours counts by how near it is to the group (to the
-    # corner while there is none): 1/2 next to it, 1/4 two squares away, ... (a slope to climb:
-    # with a flat count a one-ply player shuffled pyramids and most games never ended)
+    # every other pyramid of the player's colours on their side counts by how near it is to the
+    # group (to the corner while there is none): 1/4 next to it, 1/8 two squares away, ... (a
+    # slope to climb: with a flat quarter, greedy self-play on 8x8 ended 18 of 30 games within
+    # 500 choices, now 29 of 40). Pyramids off the side count nothing: crediting them too ended
+    # every 8x8 game but made greedy and MCTS worse on the solved 3x3 (greedy kept the exact value
+    # in 80.8% of its moves instead of 90.9%, MCTS 92.6% instead of 95.5%): stranding the other
+    # player's pyramids off their side is a good move there. On 3x3 this is the flat quarter.
     anchor = [divmod(sq, n) for sq in (group or {corner})]
     near = 0.0
     for sq in mine:
-        if sq not in group:
+        if sq in side and sq not in group:
             r, c = divmod(sq, n)
-            near += 0.5 / max(1, min(abs(r - ar) + abs(c - ac) for ar, ac in anchor))
+            near += 0.25 / max(1, min(abs(r - ar) + abs(c - ac) for ar, ac in anchor))
     return min(1.0, (len(group) + near) / game.group)  # type: ignore[attr-defined]
 
 
@@ -115,9 +119,9 @@ def carrots_eval(game: Game, state: Any, player: int) -> float:
     """Carrots and Broccoli: how far each garden has grown.
 
     For each player: the pyramids of their colours connected to their corner on their side (the
-    group that wins at ``group``), plus, for each other pyramid of theirs anywhere on the board,
-    one half divided by its distance (orthogonal steps) to the nearest pyramid of that group (to
-    the corner while there is no group), as a share of ``group`` (at most 1). The player's share
+    group that wins at ``group``), plus, for each other pyramid of theirs on their side, a quarter
+    divided by its distance (orthogonal steps) to the nearest pyramid of that group (to the
+    corner while there is no group), as a share of ``group`` (at most 1). The player's share
     minus the opponent's.
     """
     board = state.board
