@@ -88,3 +88,24 @@ def test_readme_python_snippets_run(workdir):
         r = subprocess.run([sys.executable, "-c", code], cwd=workdir, capture_output=True, text=True,
                            timeout=1200)
         assert r.returncode == 0, f"python block {i + 1}:\n{code}\n{r.stderr[-3000:]}"
+
+
+def test_readme_links_resolve_and_quoted_estimates_are_the_reports():
+    """Every relative link of the README points at a file of the repository, and every estimated
+    share it quotes with its interval (``36.9% [35.0, 38.9]``) in a table row that links one
+    shipped report is that report's number: a regenerated report cannot leave a stale figure."""
+    root = README.parent
+    text = README.read_text()
+    missing = [t for t in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+               if not t.startswith(("http://", "https://", "mailto:")) and not (root / t).exists()]
+    assert not missing, missing
+    quoted = 0
+    for line in text.splitlines():
+        links = re.findall(r"\]\((reports/[^)]+\.md)\)", line)
+        if not line.startswith("|") or len(links) != 1:
+            continue
+        report = (root / links[0]).read_text()
+        for share, lo, hi in re.findall(r"(\d+\.\d)% \[(\d+\.\d), (\d+\.\d)\]", line):
+            quoted += 1
+            assert f"{share}%" in report and f"[{lo}%, {hi}%]" in report, (links[0], share, lo, hi)
+    assert quoted >= 10  # the findings table and the shipped estimates quote every full-size game
