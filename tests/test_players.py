@@ -661,3 +661,28 @@ def test_alphabeta_time_limit_still_moves():
     state = game.initial_state()
     action = AlphaBetaPlayer(depth=6, time_limit=0.2).choose(game, state, np.random.default_rng(0))
     assert action in game.legal_actions(state)
+
+
+def test_carrots_evaluation_counts_nearness_to_the_corner_group_on_the_side_only():
+    """Worked by hand on the full 8x8 board (group 10): a red pyramid on a1 (Carrots' group of 1)
+    and a yellow one three squares away on Carrots' side (d1) is (1 + 1/4 / 3) / 10; one square
+    nearer (c1) it is (1 + 1/4 / 2) / 10; on the wall line (h1) or Broccoli's side (h8 is their
+    corner, g8 beside it) it counts nothing. Broccoli has nothing on the board here."""
+    from solver.games import carrots as C
+
+    game = make_game("carrots", wall="SMLSML")
+    wall = game.wall_board(game.arrangements[0])
+
+    def value(*pieces):
+        board = list(wall)
+        for square, code in pieces:
+            board[square] = code
+        return evaluate(game, C.CarrotsState(tuple(board), 0, -1, C.TO_ROLL), 0)
+
+    red, yellow = C.piece_code(C.RED, 0), C.piece_code(C.YELLOW, 1)
+    a1, c1, d1, h1, g8 = 0, 2, 3, 7, 62
+    assert value((a1, red), (d1, yellow)) == pytest.approx((1 + 0.25 / 3) / 10)
+    assert value((a1, red), (c1, yellow)) == pytest.approx((1 + 0.25 / 2) / 10)
+    assert value((a1, red), (h1, yellow)) == pytest.approx(1 / 10)
+    assert value((a1, red), (g8, yellow)) == pytest.approx(1 / 10)
+    assert value((d1, yellow)) == pytest.approx(0.25 / 3 / 10)  # no group yet: distance to a1
