@@ -84,7 +84,6 @@ def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
     side = game.side[player]  # type: ignore[attr-defined]
     owner = game.owner  # type: ignore[attr-defined]
     n = game.n  # type: ignore[attr-defined]
-    mine = [sq for sq, c in enumerate(board) if c and owner.get((c - 1) // 3) == player]
     group: set[int] = set()
     code = board[corner]
     if code and owner.get((code - 1) // 3) == player:
@@ -108,8 +107,9 @@ def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
     # player's pyramids off their side is a good move there. On 3x3 this is the flat quarter.
     anchor = [divmod(sq, n) for sq in (group or {corner})]
     near = 0.0
-    for sq in mine:
-        if sq in side and sq not in group:
+    for sq in side - group:
+        code = board[sq]
+        if code and owner.get((code - 1) // 3) == player:
             r, c = divmod(sq, n)
             near += 0.25 / max(1, min(abs(r - ar) + abs(c - ac) for ar, ac in anchor))
     return min(1.0, (len(group) + near) / game.group)  # type: ignore[attr-defined]
