@@ -174,6 +174,39 @@ def test_parallel_workers_same_table(tmp_path):
     _same_tables(whole.positions, tsol.positions)
 
 
+class UnscoredGraphGame(GraphGame):
+    """:class:`GraphGame` without score margins (the low-memory mode makes no margin passes)."""
+
+    name = "graphgame-unscored"
+    scored = False
+
+
+def test_passes_keep_children_only_in_tiers_that_can_need_a_level(tmp_path, monkeypatch):
+    from solver.api import load, solve
+    from solver.tables import read_meta
+
+    # tier 1: a loop with no terminal position and no child tier: every position a draw, no level
+    # tier 2: a loop whose child tier 3 is decided (6 is terminal): levels needed
+    # tier 0: a loop reaching tiers 1 and 2 (all draws: 5 does not move into the loss) and 3
+    # (decided): levels needed
+    graph = {"children": [[1, 2], [0, 4, 6], [3], [2], [5], [4, 6], []], "tiers": [0, 0, 1, 1, 2, 2, 3],
+             "players": [0, 1, 0, 1, 0, 1, 0], "results": [None] * 6 + [1], "margins": [0] * 7}
+    UnscoredGraphGame.GRAPH = graph
+    game = UnscoredGraphGame.from_params({})
+    monkeypatch.setattr(tiered, "_keep_more_children", lambda n, tiers, held, more: True)
+    folder = tiered.solve_tiered(game, out=tmp_path / "tiered", force=True, low_memory=True)
+    manifest = json.loads((folder / tiered.MANIFEST).read_text())
+    kept = {t["tier"]: read_meta(folder / t["file"])["kept_children_bytes"] for t in manifest["tiers"]}
+    # 4 bytes per move: tier 0 has 5 moves, tier 1 none kept (its 2 moves), tier 2 has 3, tier 3 none
+    assert kept == {0: 20, 1: 0, 2: 12, 3: 0}
+    whole = solve(game, out=tmp_path / "whole", force=True, tiered=False, write_edges=False)
+    _same_tables(whole.positions, load(game, out=tmp_path / "tiered").positions)
+    # by hand: 6 is won by its mover (player 1), so 5 and 1 (player 2) lose at once if they move
+    # there: 5 moves to 4 instead, whose only move leads to 5, so the loop 4-5 is a draw, as is
+    # the loop 2-3, and so the start
+    assert load(game, out=tmp_path / "tiered").root.value == "draw"
+
+
 def test_not_monotone_hook_is_refused(tmp_path):
     graph = {"children": [[1], [0]], "tiers": [1, 0], "players": [0, 1], "results": [None, None],
              "margins": [0, 0]}

@@ -152,6 +152,8 @@ class TierInfo:
     positions: int
     children: list[int]
     height: int = 0
+    #: terminal positions in the tier (``None``: not counted, a discovery of an older version)
+    terminal: int | None = None
 
 
 @dataclass
@@ -347,8 +349,10 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
     for marker in run.discover.glob("tier-*.json"):
         data = _read_json(marker)
         if data is not None:
+            term = data.get("terminal")
             infos[int(data["tier"])] = TierInfo(int(data["tier"]), int(data["positions"]),
-                                                [int(c) for c in data["children"]])
+                                                [int(c) for c in data["children"]],
+                                                terminal=None if term is None else int(term))
     if not infos and not (run.discover / "pending").exists():
         start = game.initial_state()
         root = np.array([game.encode(game.canonical(start) if sym else start)], dtype=np.uint64)
@@ -365,8 +369,8 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         for stale in (run.discover / "pending").glob(f"*/from-{t}-*"):
             stale.unlink()  # parts of an earlier, killed attempt at this tier
         entry_keys, entry_ply = _load_pending(run, t)
-        seen, plies, children = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos), progress,
-                                            total)
+        seen, plies, children, terminal = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos),
+                                                      progress, total)
         total += len(seen)
         if max_positions is not None and total > max_positions:
             raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
@@ -374,24 +378,27 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         _atomic_npy(run.discover / f"keys-{t}.npy", seen)
         _atomic_npy(run.discover / f"ply-{t}.npy", plies)
         _atomic_json(run.discover / f"tier-{t}.json",
-                     {"tier": t, "positions": int(len(seen)), "children": sorted(children)})
+                     {"tier": t, "positions": int(len(seen)), "children": sorted(children),
+                      "terminal": terminal})
         shutil.rmtree(_pending_dir(run, t), ignore_errors=True)
-        infos[t] = TierInfo(t, int(len(seen)), sorted(children))
+        infos[t] = TierInfo(t, int(len(seen)), sorted(children), terminal=terminal)
         fault_point("tier-discovered")
     return infos
 
 
 def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarray, sym: bool, run: Run,
                 done: set[int], progress: Progress | None, total: int
-                ) -> tuple[np.ndarray, np.ndarray, set[int]]:
-    """The tier's positions (sorted) and plies: the entries closed under the moves inside the
-    tier, breadth first from several plies at once. Children in later tiers are spilled."""
+                ) -> tuple[np.ndarray, np.ndarray, set[int], int]:
+    """The tier's positions (sorted), plies, child tiers and number of terminal positions: the
+    entries closed under the moves inside the tier, breadth first from several plies at once.
+    Children in later tiers are spilled."""
     seen = np.empty(0, np.uint64)  # the tier's positions so far, sorted
     plies = np.empty(0, np.uint16)  # their plies
     buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     buffered = 0
     counter = [0]
     children: set[int] = set()
+    terminal = 0
     order = np.argsort(entry_ply, kind="stable")
     entry_keys, entry_ply = entry_keys[order], entry_ply[order]
     pos = 0
@@ -413,6 +420,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         inside: list[np.ndarray] = []
         for s, exp in _expansions(run, level):
             _check_kinds(game, exp.kind)
+            terminal += int((exp.kind == NodeKind.TERMINAL).sum())
             kids = exp.children
             if not len(kids):
                 continue
@@ -444,7 +452,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         if not len(frontier) and pos < len(entry_keys):
             d = max(d, int(entry_ply[pos]))
     _spill(run, str(t), buffers, counter)
-    return seen, plies, children
+    return seen, plies, children, terminal
 
 
 def _check_kinds(game: Game, kind: np.ndarray) -> None:
@@ -475,9 +483,12 @@ class _ChildTier:
     remoteness: np.ndarray
     margin: np.ndarray | None
     index: SortedLookup | None = None
+    #: whether any position of the tier is decided (won, lost or tied): else every one is a draw
+    decided: bool = True
 
     def __post_init__(self) -> None:
         self.index = SortedLookup(self.keys)
+        self.decided = bool((self.value != DRAW).any())
 
 
 def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
@@ -708,6 +719,12 @@ def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
     return free - more > reserve
 
 
+def _may_need_levels(info: TierInfo, children: dict[int, _ChildTier], scored: bool) -> bool:
+    """Whether the passes of tier ``info`` can make a level (or margin) pass: a scored game, a
+    terminal position in the tier (or not counted) or a decided position in a child tier."""
+    return scored or info.terminal is None or info.terminal > 0 or any(c.decided for c in children.values())
+
+
 def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier as :func:`solve_tier_task` does, to the same table, but without reverse
     lists: after one expansion that folds the children of other tiers, each level ``r`` visits
@@ -737,9 +754,11 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     children = {u: _get_child(run, u, scored) for u in info.children}
     index = SortedLookup(keys)
     moves = inside_moves = 0
-    # each chunk's children as rows of the tier (-1 outside), while they fit (see the constant)
+    # each chunk's children as rows of the tier (-1 outside), while they fit (see the constant),
+    # and only where a level can be needed: not in a tier without terminal positions whose
+    # children tiers are all draws (every position is then a draw, found without a level)
     at_once = run.tiers_at_once or run.workers
-    stored: list[np.ndarray | None] | None = [] if n < 2**31 else None
+    stored: list[np.ndarray | None] | None = [] if n < 2**31 and _may_need_levels(info, children, scored) else None
     held = 0
     full = False  # the reserve was reached: no more children kept
     for s, exp in _expansions(run, keys):
@@ -874,13 +893,13 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
-            "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
+            "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
     write_parquet(frames, run.tiers_dir / tier_file(t), meta)
     del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
-            "terminal": int(terminal.sum()),
+            "kept_children_bytes": int(held), "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
 
 
