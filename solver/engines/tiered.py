@@ -730,8 +730,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     lists: after one expansion that folds the children of other tiers, each level ``r`` visits
     the still undecided positions with their children and decides those of remoteness ``r`` (see
     :mod:`solver.engines._tier_jit`). The children are the rows the first expansion found, kept
-    while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move), else a new
-    expansion of those positions. At least about 30 bytes per position of the tier instead of
+    while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move) in a tier that can
+    need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least about 30 bytes per position of the tier instead of
     100-150; time: per level a walk over the kept rows, or one expansion of the undecided
     positions whose children were not kept (and, in scored games, the same per pass of each
     margin threshold)."""
