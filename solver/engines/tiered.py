@@ -47,6 +47,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -483,12 +484,16 @@ class _ChildTier:
     remoteness: np.ndarray
     margin: np.ndarray | None
     index: SortedLookup | None = None
-    #: whether any position of the tier is decided (won, lost or tied): else every one is a draw
-    decided: bool = True
 
     def __post_init__(self) -> None:
         self.index = SortedLookup(self.keys)
-        self.decided = bool((self.value != DRAW).any())
+
+    @cached_property
+    def decided(self) -> bool:
+        """Whether any position of the tier is won, lost or tied (else every one is a draw);
+        read in chunks, so no temporary the size of the tier."""
+        step = 1 << 24
+        return any(bool((self.value[s : s + step] != DRAW).any()) for s in range(0, len(self.value), step))
 
 
 def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
@@ -731,8 +736,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     the still undecided positions with their children and decides those of remoteness ``r`` (see
     :mod:`solver.engines._tier_jit`). The children are the rows the first expansion found, kept
     while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move) in a tier that can
-    need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least about 30 bytes per position of the tier instead of
-    100-150; time: per level a walk over the kept rows, or one expansion of the undecided
+    need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least
+    about 30 bytes per position of the tier instead of 100-150; time: per level a walk over the kept rows, or one expansion of the undecided
     positions whose children were not kept (and, in scored games, the same per pass of each
     margin threshold)."""
     t0 = time.perf_counter()
