@@ -122,6 +122,7 @@ def test_parameters_and_presets() -> None:
     assert Blam.presets["3x3"] == {"rows": 3, "cols": 3, "per_size": 1}
     assert Blam.presets["4x4"] == {"rows": 4, "cols": 4, "per_size": 1}
     assert Blam.presets["3x3-3p"] == {"rows": 3, "cols": 3, "per_size": 1, "players": 3}
+    assert Blam.presets["4x4-2"] == {"rows": 4, "cols": 4, "per_size": 2}
     assert make_game("blam", players="3").num_players == 3
     # the full game's keys exceed 64 bits: allowed, with a warning; enumerating it is refused
     assert g.key_space > 2**64 and "bits" in g.too_big() and not g.warnings
@@ -720,3 +721,14 @@ def test_solve_3x3_preset_consistent() -> None:
             assert rem[i] == 1 + rem[kids][eff == TIE].min()
         else:
             assert rem[i] == NO_REMOTENESS
+
+
+def test_two_per_size_on_4x4_is_solved_tier_by_tier_by_default() -> None:
+    """The issue's command `pyramids solve blam --set rows=4 --set cols=4 --set per_size=2` is the
+    large preset 4x4-2: tiered by default, refused by the whole-graph solver."""
+    from solver.api import want_tiered
+
+    g = make_game("blam", rows=4, cols=4, per_size=2)
+    assert g.preset_name() == "4x4-2" and g.known_large()
+    assert want_tiered(g, None)
+    assert not want_tiered(make_game("blam", rows=4, cols=4, per_size=1), None)

@@ -114,8 +114,17 @@ class Blam(Game[BlamState]):
         "3x3": {"rows": 3, "cols": 3, "per_size": 1},
         "4x4": {"rows": 4, "cols": 4, "per_size": 1},
         "3x3-3p": {"rows": 3, "cols": 3, "per_size": 1, "players": 3},
+        "4x4-2": {"rows": 4, "cols": 4, "per_size": 2},
     }
     largest_preset = "4x4"
+    large_presets = {
+        "4x4-2": ("at least 63,735,886 positions (measured by the tiered solver: its tier without a capture "
+                  "alone holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
+    }
+    #: measured by the tiered solver: (positions, positions of the largest tier[, "at least"]);
+    #: 4x4-2: tiers 0-2 (no capture: 55,256,950; one small captured by either side: 4,239,468
+    #: each), the later tiers (more captures) not yet discovered: lower bounds
+    tier_sizes = {"4x4-2": (63_735_886, 55_256_950, "at least")}
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"
