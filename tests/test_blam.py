@@ -732,3 +732,17 @@ def test_two_per_size_on_4x4_is_solved_tier_by_tier_by_default() -> None:
     assert g.preset_name() == "4x4-2" and g.known_large()
     assert want_tiered(g, None)
     assert not want_tiered(make_game("blam", rows=4, cols=4, per_size=1), None)
+
+
+def test_max_positions_stops_the_tiered_discovery_inside_its_first_tier(tmp_path) -> None:
+    """4x4-2's first tier holds 55M positions (25 minutes to discover): `--max-positions` must
+    refuse at the ply level that crosses it, not when the tier is closed."""
+    import time
+
+    from solver.engines.tiered import solve_tiered
+
+    g = make_game("blam", rows=4, cols=4, per_size=2)
+    t0 = time.perf_counter()
+    with pytest.raises(TooBigError, match="more than 20,000 positions"):
+        solve_tiered(g, out=tmp_path, max_positions=20_000, check=False)
+    assert time.perf_counter() - t0 < 120  # the first levels hold 26,290 positions by ply 4

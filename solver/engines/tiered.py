@@ -371,11 +371,8 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
             stale.unlink()  # parts of an earlier, killed attempt at this tier
         entry_keys, entry_ply = _load_pending(run, t)
         seen, plies, children, terminal = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos),
-                                                      progress, total)
+                                                      progress, total, max_positions)
         total += len(seen)
-        if max_positions is not None and total > max_positions:
-            raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
-                              "raise --max-positions or pick a smaller variant")
         _atomic_npy(run.discover / f"keys-{t}.npy", seen)
         _atomic_npy(run.discover / f"ply-{t}.npy", plies)
         _atomic_json(run.discover / f"tier-{t}.json",
@@ -388,11 +385,12 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
 
 
 def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarray, sym: bool, run: Run,
-                done: set[int], progress: Progress | None, total: int
+                done: set[int], progress: Progress | None, total: int, max_positions: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, set[int], int]:
     """The tier's positions (sorted), plies, child tiers and number of terminal positions: the
     entries closed under the moves inside the tier, breadth first from several plies at once.
-    Children in later tiers are spilled."""
+    Children in later tiers are spilled. Past ``max_positions`` (with the ``total`` of the tiers
+    before), refused at the level that crosses it, not when the tier is closed."""
     seen = np.empty(0, np.uint64)  # the tier's positions so far, sorted
     plies = np.empty(0, np.uint16)  # their plies
     buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -418,6 +416,9 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             seen.resize(n0 + len(level), refcheck=False)
             plies.resize(n0 + len(level), refcheck=False)
             _jit.merge_into(seen, plies, n0, level, np.uint16(d))
+            if max_positions is not None and total + len(seen) > max_positions:
+                raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
+                                  "raise --max-positions or pick a smaller variant")
         inside: list[np.ndarray] = []
         for s, exp in _expansions(run, level):
             _check_kinds(game, exp.kind)
