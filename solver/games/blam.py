@@ -122,8 +122,8 @@ class Blam(Game[BlamState]):
                   "alone holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
     }
     #: measured by the tiered solver: (positions, positions of the largest tier[, "at least"]);
-    #: 4x4-2: tiers 0-2 (no capture: 55,256,950; one small captured by either side: 4,239,468
-    #: each), the later tiers (more captures) not yet discovered: lower bounds
+    #: 4x4-2: tiers 0-2 (no capture: 55,256,950; no capture and player 1's, or player 2's, stash
+    #: emptied: 4,239,468 each), the tiers with captures not yet discovered: lower bounds
     tier_sizes = {"4x4-2": (63_735_886, 55_256_950, "at least")}
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
