@@ -118,13 +118,14 @@ class Blam(Game[BlamState]):
     }
     largest_preset = "4x4"
     large_presets = {
-        "4x4-2": ("at least 63,735,886 positions (measured by the tiered solver: its tier without a capture "
+        "4x4-2": ("at least 100,817,032 positions (measured by the tiered solver: its tier without a capture "
                   "alone holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
     }
     #: measured by the tiered solver: (positions, positions of the largest tier[, "at least"]);
     #: 4x4-2: tiers 0-2 (no capture: 55,256,950; no capture and player 1's, or player 2's, stash
-    #: emptied: 4,239,468 each), the tiers with captures not yet discovered: lower bounds
-    tier_sizes = {"4x4-2": (63_735_886, 55_256_950, "at least")}
+    #: emptied: 4,239,468 each) and 4 (player 2 took a Small: 37,081,146); the other tiers with
+    #: captures not yet discovered: lower bounds
+    tier_sizes = {"4x4-2": (100_817_032, 55_256_950, "at least")}
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"
