@@ -725,7 +725,8 @@ def test_solve_3x3_preset_consistent() -> None:
 
 def test_two_per_size_on_4x4_is_solved_tier_by_tier_by_default() -> None:
     """The issue's command `pyramids solve blam --set rows=4 --set cols=4 --set per_size=2` is the
-    large preset 4x4-2: tiered by default, refused by the whole-graph solver."""
+    large preset 4x4-2: tiered by default (the whole-graph solver's one-line refusal of the large
+    presets is tests/test_presets.py::test_large_presets_are_refused_at_once)."""
     from solver.api import want_tiered
 
     g = make_game("blam", rows=4, cols=4, per_size=2)
