@@ -738,9 +738,9 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     :mod:`solver.engines._tier_jit`). The children are the rows the first expansion found, kept
     while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move) in a tier that can
     need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least
-    about 30 bytes per position of the tier instead of 100-150; time: per level a walk over the kept rows, or one expansion of the undecided
-    positions whose children were not kept (and, in scored games, the same per pass of each
-    margin threshold)."""
+    about 30 bytes per position of the tier instead of 100-150; time: per level a walk over the
+    kept rows, or one expansion of the undecided positions whose children were not kept (and, in
+    scored games, the same per pass of each margin threshold)."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
@@ -764,7 +764,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     # and only where a level can be needed: not in a tier without terminal positions whose
     # children tiers are all draws (every position is then a draw, found without a level)
     at_once = run.tiers_at_once or run.workers
-    stored: list[np.ndarray | None] | None = [] if n < 2**31 and _may_need_levels(info, children, scored) else None
+    keep = n < 2**31 and _may_need_levels(info, children, scored)
+    stored: list[np.ndarray | None] | None = [] if keep else None
     held = 0
     full = False  # the reserve was reached: no more children kept
     for s, exp in _expansions(run, keys):
@@ -899,7 +900,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
-            "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
+            "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3),
+            "toolkit_version": solver.__version__}
     fault_point(f"write:{tier_file(t)}")
     write_parquet(frames, run.tiers_dir / tier_file(t), meta)
     del ply
