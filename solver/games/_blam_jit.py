@@ -26,6 +26,51 @@ def _fall(code, p, stash, treasure):
 
 
 @njit(cache=True, nogil=True)
+def place(board, stash, treasure, p, size, cell, chain, smaller_only, cell_off, ray_off, ray_cells):
+    """Player ``p`` places a pyramid of ``size`` from their stash on the empty ``cell`` and pushes
+    along every ray (:meth:`Blam.apply`): with ``chain`` the whole run of pyramids moves one
+    square outward (blocked, with ``smaller_only``, by a larger pyramid anywhere in it), else only
+    the adjacent pyramid, when the square beyond it is empty; what leaves the board falls."""
+    stash[p, size] -= 1
+    board[cell] = 1 + 3 * p + size
+    for r in range(cell_off[cell], cell_off[cell + 1]):
+        a = ray_off[r]
+        length = ray_off[r + 1] - a
+        if chain:
+            run = 0
+            while run < length and board[ray_cells[a + run]] != 0:
+                run += 1
+            if run == 0:
+                continue
+            if smaller_only:
+                blocked = False
+                for j in range(run):
+                    if (board[ray_cells[a + j]] - 1) % 3 > size:
+                        blocked = True
+                if blocked:
+                    continue
+            if run == length:
+                _fall(board[ray_cells[a + run - 1]], p, stash, treasure)
+            else:
+                board[ray_cells[a + run]] = board[ray_cells[a + run - 1]]
+            for j in range(run - 1, 0, -1):
+                board[ray_cells[a + j]] = board[ray_cells[a + j - 1]]
+            board[ray_cells[a]] = 0
+        else:
+            first = board[ray_cells[a]]
+            if first == 0:
+                continue
+            if smaller_only and (first - 1) % 3 > size:
+                continue
+            if length == 1:
+                _fall(first, p, stash, treasure)
+                board[ray_cells[a]] = 0
+            elif board[ray_cells[a + 1]] == 0:
+                board[ray_cells[a + 1]] = first
+                board[ray_cells[a]] = 0
+
+
+@njit(cache=True, nogil=True)
 def playout_kernel(board, stash, treasure, mover, max_moves, seed, chain, smaller_only, cell_off,
                    ray_off, ray_cells, taken, counts):
     """Random placements (in the order of :meth:`Blam.legal_actions`: sizes S, M, L with
@@ -71,41 +116,179 @@ def playout_kernel(board, stash, treasure, mover, max_moves, seed, chain, smalle
                     size = s
                     break
                 nth -= 1
-        stash[p, size] -= 1
-        board[cell] = 1 + 3 * p + size
-        for r in range(cell_off[cell], cell_off[cell + 1]):
-            a = ray_off[r]
-            length = ray_off[r + 1] - a
-            if chain:
-                run = 0
-                while run < length and board[ray_cells[a + run]] != 0:
-                    run += 1
-                if run == 0:
-                    continue
-                if smaller_only:
-                    blocked = False
-                    for j in range(run):
-                        if (board[ray_cells[a + j]] - 1) % 3 > size:
-                            blocked = True
-                    if blocked:
-                        continue
-                if run == length:
-                    _fall(board[ray_cells[a + run - 1]], p, stash, treasure)
-                else:
-                    board[ray_cells[a + run]] = board[ray_cells[a + run - 1]]
-                for j in range(run - 1, 0, -1):
-                    board[ray_cells[a + j]] = board[ray_cells[a + j - 1]]
-                board[ray_cells[a]] = 0
-            else:
-                first = board[ray_cells[a]]
-                if first == 0:
-                    continue
-                if smaller_only and (first - 1) % 3 > size:
-                    continue
-                if length == 1:
-                    _fall(first, p, stash, treasure)
-                    board[ray_cells[a]] = 0
-                elif board[ray_cells[a + 1]] == 0:
-                    board[ray_cells[a + 1]] = first
-                    board[ray_cells[a]] = 0
+        place(board, stash, treasure, p, size, cell, chain, smaller_only, cell_off, ray_off, ray_cells)
     return mover, moves
+
+
+@njit(cache=True, nogil=True)
+def _decode(key, radices, head, P, k, level_of, stash_of, cells_of, board, stash, treasure, stored):
+    """The position of a ``"piece"`` key into ``board``/``stash``/``treasure`` (as
+    :meth:`Blam.decode`); returns the mover."""
+    n = len(board)
+    C = 3 * P
+    rest = key
+    mover = np.int64(rest % radices[0])
+    rest = rest // radices[0]
+    for h in range(1, head):
+        stored[h - 1] = np.int64(rest % radices[h])
+        rest = rest // radices[h]
+    for c in range(n):
+        board[c] = 0
+    for j in range(C):
+        d = np.int64(rest % radices[head + j])
+        rest = rest // radices[head + j]
+        for i in range(level_of[d]):
+            board[cells_of[d, i]] = j + 1
+        stash[j // 3, j % 3] = stash_of[d]
+    # pyramids out of play (neither on the board nor in the stash) are someone's treasure
+    for q in range(P):
+        for s in range(3):
+            treasure[q, s] = k - stash[q, s]
+    for c in range(n):
+        if board[c]:
+            treasure[(board[c] - 1) // 3, (board[c] - 1) % 3] -= 1
+    if P == 2:
+        for s in range(3):
+            g0 = treasure[0, s]
+            treasure[0, s] = treasure[1, s]
+            treasure[1, s] = g0
+    else:
+        for s in range(3):
+            gone = 0
+            for q in range(P):
+                gone += treasure[q, s]
+            for p in range(P - 1):
+                treasure[p, s] = stored[3 * p + s]
+                gone -= stored[3 * p + s]
+            treasure[P - 1, s] = gone
+    return mover
+
+
+@njit(cache=True, nogil=True)
+def _encode(board, stash, treasure, mover, radices, head, P, k, class_offsets, comb, sym_digit, images, digits):
+    """The key of a position (the smallest over the first ``images`` symmetries; 1: as is), as
+    :meth:`Blam.encode` writes it, ``"piece"`` scheme."""
+    n = len(board)
+    C = 3 * P
+    for j in range(C):
+        digits[j, 0] = 0  # count on the board
+        digits[j, 1] = 0  # colex rank of the squares
+    for c in range(n):
+        if board[c]:
+            j = board[c] - 1
+            digits[j, 0] += 1
+            digits[j, 1] += comb[c, digits[j, 0]]
+    for j in range(C):
+        m = digits[j, 0]
+        digits[j, 2] = class_offsets[m] + digits[j, 1] * (k - m + 1) + stash[j // 3, j % 3]
+    low = np.uint64(mover)  # the head digits, the same under every symmetry
+    scale = radices[0]
+    for h in range(1, head):
+        low += np.uint64(treasure[(h - 1) // 3, (h - 1) % 3]) * scale
+        scale *= radices[h]
+    best = np.uint64(0)
+    for g in range(images):
+        key = np.uint64(0)
+        for j in range(C - 1, -1, -1):
+            key = key * radices[head + j] + sym_digit[g, digits[j, 2]]
+        key = key * scale + low
+        if g == 0 or key < best:
+            best = key
+    return best
+
+
+@njit(cache=True, nogil=True)
+def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_of, cells_of, comb, sym_digit,
+                  images, chain, smaller_only, captures_tiebreak, cell_off, ray_off, ray_cells):
+    """:meth:`Blam.expand` of ``"piece"`` keys: per key its kind, mover, result and margin (at
+    the end) and its children in :meth:`Blam.legal_actions` order (sizes S, M, L with pyramids
+    left, squares ascending; the pass when the stash is empty), keyed as :func:`_encode` does.
+    Returns ``(kind, to_move, offsets, children, result, margin)``."""
+    N = len(keys)
+    C = 3 * P
+    board = np.zeros(n, np.int64)
+    stash = np.zeros((P, 3), np.int64)
+    treasure = np.zeros((P, 3), np.int64)
+    stored = np.zeros(max(head - 1, 1), np.int64)
+    cb = np.zeros(n, np.int64)
+    cs = np.zeros((P, 3), np.int64)
+    ctr = np.zeros((P, 3), np.int64)
+    digits = np.zeros((C, 3), np.int64)
+    kind = np.empty(N, np.int8)
+    to_move = np.empty(N, np.int8)
+    result = np.zeros(N, np.int8)
+    margin = np.zeros(N, np.int32)
+    offsets = np.zeros(N + 1, np.int64)
+    # pass 1: the number of moves of each key
+    for i in range(N):
+        mover = _decode(keys[i], radices, head, P, k, level_of, stash_of, cells_of, board, stash, treasure, stored)
+        empty = 0
+        for c in range(n):
+            if board[c] == 0:
+                empty += 1
+        left = 0
+        for q in range(P):
+            for s in range(3):
+                left += stash[q, s]
+        count = 0
+        if empty > 0 and left > 0:
+            for s in range(3):
+                if stash[mover, s] > 0:
+                    count += empty
+            if count == 0:
+                count = 1  # the pass
+        offsets[i + 1] = offsets[i] + count
+    children = np.empty(offsets[N], np.uint64)
+    pips = np.zeros(P, np.int64)
+    rank = np.zeros(P, np.int64)
+    # pass 2: the children, or the result at the end
+    for i in range(N):
+        mover = _decode(keys[i], radices, head, P, k, level_of, stash_of, cells_of, board, stash, treasure, stored)
+        to_move[i] = mover
+        o = offsets[i]
+        if offsets[i + 1] > o:
+            kind[i] = 0  # NodeKind.DECISION
+            nxt = (mover + 1) % P
+            if offsets[i + 1] - o == 1 and stash[mover, 0] + stash[mover, 1] + stash[mover, 2] == 0:
+                children[o] = _encode(board, stash, treasure, nxt, radices, head, P, k, class_offsets, comb,
+                                      sym_digit, images, digits)
+                continue
+            for s in range(3):
+                if stash[mover, s] == 0:
+                    continue
+                for c in range(n):
+                    if board[c] != 0:
+                        continue
+                    cb[:] = board
+                    cs[:, :] = stash
+                    ctr[:, :] = treasure
+                    place(cb, cs, ctr, mover, s, c, chain, smaller_only, cell_off, ray_off, ray_cells)
+                    children[o] = _encode(cb, cs, ctr, nxt, radices, head, P, k, class_offsets, comb,
+                                          sym_digit, images, digits)
+                    o += 1
+            continue
+        kind[i] = 3  # NodeKind.TERMINAL: scores are the treasures' pips (S 1, M 2, L 3)
+        for p in range(P):
+            pips[p] = treasure[p, 0] + 2 * treasure[p, 1] + 3 * treasure[p, 2]
+            rank[p] = pips[p]
+            if captures_tiebreak:
+                rank[p] = pips[p] * 1000 + treasure[p, 0] + treasure[p, 1] + treasure[p, 2]
+        top = rank[0]
+        for p in range(1, P):
+            top = max(top, rank[p])
+        n_top = 0
+        for p in range(P):
+            if rank[p] == top:
+                n_top += 1
+        if rank[mover] < top:
+            result[i] = -1
+        elif n_top == 1:
+            result[i] = 1
+        else:
+            result[i] = 0
+        best_other = np.iinfo(np.int64).min
+        for p in range(P):
+            if p != mover:
+                best_other = max(best_other, pips[p])
+        margin[i] = pips[mover] - best_other
+    return kind, to_move, offsets, children, result, margin

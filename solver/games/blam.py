@@ -47,8 +47,9 @@ The smaller of the two is used. Variants whose key space exceeds 64 bits (the fu
 still have exact keys (Python ints) and can be played and searched, but not enumerated into
 tables; a warning says so.
 
-A vectorised :meth:`Blam.expand` (NumPy) is used for the ``"piece"`` scheme when keys fit in 64
-bits; ``tests/test_blam.py`` proves it equals the per-state reference (``Game.expand``).
+A compiled :meth:`Blam.expand` (numba, :func:`solver.games._blam_jit.expand_kernel`) is used for
+the ``"piece"`` scheme when keys fit in 64 bits; ``tests/test_blam.py`` proves it equals the
+per-state reference (``Game.expand``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
-from solver.games._blam_jit import playout_kernel
+from solver.games._blam_jit import expand_kernel, playout_kernel
 
 #: the pass action (a player whose stash is empty)
 PASS = -1
@@ -268,9 +269,9 @@ class Blam(Game[BlamState]):
         return Outcome(results, scores)
 
     # --- compiled random play ----------------------------------------------------------
-    def random_playout(self, state: BlamState, max_choices: int, seed: int) -> Playout:
-        """Random placements from ``state`` in the compiled kernel
-        (:func:`solver.games._blam_jit.playout_kernel`), any board size and number of players."""
+    def playout_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rays of every square flattened for the compiled kernels: ``cell_off`` (each
+        square's first ray), ``ray_off`` (each ray's first cell) and ``ray_cells``."""
         if self._playout_rays is None:
             cell_off, ray_off, cells = [0], [0], []
             for rays in self._rays:
@@ -279,12 +280,17 @@ class Blam(Game[BlamState]):
                     ray_off.append(len(cells))
                 cell_off.append(len(ray_off) - 1)
             self._playout_rays = tuple(np.array(a, dtype=np.int64) for a in (cell_off, ray_off, cells))
+        return self._playout_rays
+
+    def random_playout(self, state: BlamState, max_choices: int, seed: int) -> Playout:
+        """Random placements from ``state`` in the compiled kernel
+        (:func:`solver.games._blam_jit.playout_kernel`), any board size and number of players."""
         cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         board = np.array(state.board, dtype=np.int64)
         stash = np.array(state.stash, dtype=np.int64)
         treasure = np.array(state.treasure, dtype=np.int64)
         mover, moves = playout_kernel(board, stash, treasure, state.mover, cap, seed, self.chain,
-                                      self.smaller_only, *self._playout_rays, taken, counts)
+                                      self.smaller_only, *self.playout_rays(), taken, counts)
         end = BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),
                         treasure=tuple(map(tuple, treasure.tolist())), mover=int(mover))
         return Playout.of(end, moves, taken, counts)
@@ -549,10 +555,10 @@ class Blam(Game[BlamState]):
         return Picture("grid", self.rows, self.cols, tuple(cells),
                        caption=tuple(self._status_lines(state)))
 
-    # --- the batch path ---------------------------------------------------------------
+    # --- the compiled path ---------------------------------------------------------------
     @cached_property
     def _fast(self) -> "_BlamBatch | None":
-        """The vectorised expander, when the variant allows it (piece keys within 64 bits)."""
+        """The compiled expander, when the variant allows it (piece keys within 64 bits)."""
         if self.key_scheme != "piece" or self.key_space > 2**64:
             return None
         if self._class_offsets[-1] * self.n > 5_000_000:
@@ -560,7 +566,7 @@ class Blam(Game[BlamState]):
         return _BlamBatch(self)
 
     def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
-        """Vectorised children of many keys; equal to ``Game.expand`` (proved in the tests)."""
+        """Compiled children of many keys; equal to ``Game.expand`` (proved in the tests)."""
         if self.key_space > 2**64:
             raise TooBigError(
                 f"{self.variant.label()} needs {self.key_bits}-bit keys, tables take 64: "
@@ -569,240 +575,48 @@ class Blam(Game[BlamState]):
         fast = self._fast
         if fast is None:
             return super().expand(keys, canonical=canonical)
-        keys = np.asarray(keys, dtype=np.uint64)
-        parts = [fast.expand(keys[s : s + fast.block], canonical) for s in range(0, len(keys), fast.block)]
-        if not parts:
-            return super().expand(keys, canonical=canonical)
-        if len(parts) == 1:
-            return parts[0]
-        offsets = [np.zeros(1, dtype=np.int64)]
-        base = 0
-        for p in parts:
-            offsets.append(p.offsets[1:] + base)
-            base += int(p.offsets[-1])
-        return Expansion(
-            kind=np.concatenate([p.kind for p in parts]),
-            to_move=np.concatenate([p.to_move for p in parts]),
-            offsets=np.concatenate(offsets),
-            children=np.concatenate([p.children for p in parts]),
-            probs=None,
-            result=np.concatenate([p.result for p in parts]),
-            margin=np.concatenate([p.margin for p in parts]),
-        )
+        return fast.expand(np.ascontiguousarray(keys, dtype=np.uint64), canonical)
 
 
 class _BlamBatch:
-    """NumPy implementation of :meth:`Blam.expand` for the ``"piece"`` key scheme.
-
-    Works on blocks of parents: decode every key into board / stash / treasure arrays, build one
-    child row per legal action (placements in ``legal_actions`` order, or the pass), push along
-    the 8 rays with precomputed ray tables, and fold the children's digits back into keys. The
-    canonical key uses per-class digit tables: a symmetry only permutes the squares of each
-    colour-and-size class, so its image digit is a table lookup.
+    """The compiled :meth:`Blam.expand` for the ``"piece"`` key scheme
+    (:func:`solver.games._blam_jit.expand_kernel`): decode each key, one child per legal action
+    (placements in ``legal_actions`` order, or the pass), pushes along the rays of the compiled
+    playouts, and the children folded back into keys. The canonical key uses per-class digit
+    tables: a symmetry only permutes the squares of each colour-and-size class, so its image
+    digit is a table lookup.
     """
 
     def __init__(self, game: Blam) -> None:
         self.g = game
         P, k, n = game.num_players, game.per_size, game.n
-        self.P, self.k, self.n = P, k, n
-        self.C = 3 * P
-        self.block = max(1, 100_000 // (3 * n + 1))  # about 100k child rows per block
-        self.radices = [np.uint64(r) for r in game._radices]
         R = game._class_offsets[-1]
-        # class digit -> (squares mask, stash count); and digit images under every symmetry
-        self.cell_mask = np.zeros((R, n), dtype=bool)
-        self.in_stash = np.zeros(R, dtype=np.int64)
+        # class digit -> (its squares, how many in the stash); and its images under every symmetry
+        self.level_of = np.zeros(R, dtype=np.int64)
+        self.stash_of = np.zeros(R, dtype=np.int64)
+        self.cells_of = np.zeros((R, max(1, min(k, n))), dtype=np.int64)
         self.sym_digit = np.zeros((len(game._perms), R), dtype=np.uint64)
         for d in range(R):
             cells, t = game._class_undigit(d)
-            self.cell_mask[d, cells] = True
-            self.in_stash[d] = t
+            self.level_of[d], self.stash_of[d] = len(cells), t
+            self.cells_of[d, : len(cells)] = cells
             for g, perm in enumerate(game._perms):
                 self.sym_digit[g, d] = game._class_digit(sorted(perm[c] for c in cells), t)
-        self.offsets_m = np.array(game._class_offsets[:-1], dtype=np.int64)
         # comb[c, i] = C(c, i) for the colex rank; i never exceeds min(per_size, n)
         self.comb = np.array([[comb(c, i) for i in range(min(k, n) + 1)] for c in range(n)], dtype=np.int64)
-        # rays: per square 8 directions, padded with the sentinel column n
-        L = max(2, max(game.rows, game.cols))
-        self.L = L
-        ray_idx = np.full((n, 8, L), n, dtype=np.int64)
-        ray_len = np.zeros((n, 8), dtype=np.int64)
-        for cell in range(n):
-            r, c = divmod(cell, game.cols)
-            for d, (dr, dc) in enumerate(_DIRECTIONS):
-                i = 0
-                rr, cc = r + dr, c + dc
-                while 0 <= rr < game.rows and 0 <= cc < game.cols:
-                    ray_idx[cell, d, i] = rr * game.cols + cc
-                    i += 1
-                    rr, cc = rr + dr, cc + dc
-                ray_len[cell, d] = i
-        self.ray_idx, self.ray_len = ray_idx, ray_len
-        self.pips = np.array(PIPS, dtype=np.int64)
+        self.radices = np.array(game._radices, dtype=np.uint64)
+        self.class_offsets = np.array(game._class_offsets, dtype=np.int64)
+        self.rays = game.playout_rays()
 
-    # keys <-> arrays ----------------------------------------------------------------
-    def decode(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``board int8[N, n]``, ``stash int64[N, P, 3]``, ``treasure int64[N, P, 3]``, ``mover``."""
-        P, k, n = self.P, self.k, self.n
-        N = len(keys)
-        rest = keys.copy()
-        digits = []
-        for r in self.radices:
-            digits.append((rest % r).astype(np.int64))
-            rest //= r
-        mover = digits[0]
-        head = self.g._head
-        board = np.zeros((N, n), dtype=np.int8)
-        stash = np.zeros((N, P, 3), dtype=np.int64)
-        for j, d in enumerate(digits[head:]):
-            board[self.cell_mask[d]] = j + 1  # the classes' squares are disjoint
-            stash[:, j // 3, j % 3] = self.in_stash[d]
-        on_board = np.stack([(board == j + 1).sum(axis=1) for j in range(self.C)], axis=1).reshape(N, P, 3)
-        gone = k - on_board - stash
-        if P == 2:
-            treasure = gone[:, ::-1, :].copy()
-        else:
-            treasure = np.zeros((N, P, 3), dtype=np.int64)
-            for p in range(P - 1):
-                for s in range(3):
-                    treasure[:, p, s] = digits[1 + 3 * p + s]
-            treasure[:, P - 1, :] = gone.sum(axis=1) - treasure[:, : P - 1, :].sum(axis=1)
-        return board, stash, treasure, mover
-
-    def encode(
-        self, board: np.ndarray, stash: np.ndarray, treasure: np.ndarray, mover: np.ndarray, canonical: bool
-    ) -> np.ndarray:
-        """Keys (canonical: the smallest over the symmetries) of the given positions."""
-        P, k, n, C = self.P, self.k, self.n, self.C
-        M = len(board)
-        cnt = np.zeros((M, C), dtype=np.int64)
-        rank = np.zeros((M, C), dtype=np.int64)
-        for c in range(n):
-            rows = np.flatnonzero(board[:, c])
-            if not len(rows):
-                continue
-            j = board[rows, c] - 1
-            cnt[rows, j] += 1
-            rank[rows, j] += self.comb[c, cnt[rows, j]]
-        digits = self.offsets_m[cnt] + rank * (k - cnt + 1) + stash.reshape(M, C)
-        head = [mover.astype(np.uint64)]
-        if P >= 3:
-            head += [treasure[:, p, s].astype(np.uint64) for p in range(P - 1) for s in range(3)]
-        images = range(len(self.sym_digit)) if canonical else range(1)
-        best = None
-        for g in images:
-            dg = self.sym_digit[g][digits] if g else digits.astype(np.uint64)
-            cols = head + [dg[:, j] for j in range(C)]
-            key = np.zeros(M, dtype=np.uint64)
-            for d, r in zip(reversed(cols), reversed(self.radices)):
-                key = key * r + d
-            best = key if best is None else np.minimum(best, key)
-        return best
-
-    # the expansion --------------------------------------------------------------------
     def expand(self, keys: np.ndarray, canonical: bool) -> Expansion:
-        P, n, C = self.P, self.n, self.C
-        N = len(keys)
-        board, stash, treasure, mover = self.decode(keys)
-        rows_n = np.arange(N)
-        any_stash = stash.reshape(N, C).sum(axis=1) > 0
-        empty = board == 0
-        decision = any_stash & empty.any(axis=1)
-        own = stash[rows_n, mover]  # [N, 3]
-        can_place = decision & (own.sum(axis=1) > 0)
-        legal = np.zeros((N, 3 * n + 1), dtype=bool)
-        legal[:, : 3 * n] = ((own > 0)[:, :, None] & empty[:, None, :]).reshape(N, 3 * n) & can_place[:, None]
-        legal[:, 3 * n] = decision & ~can_place
-        parent, action = np.nonzero(legal)
-        counts = legal.sum(axis=1)
-        offsets = np.zeros(N + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-
-        # children
-        cb = board[parent].copy()
-        cs = stash[parent].copy()
-        ct = treasure[parent].copy()
-        p = mover[parent]
-        place = action < 3 * n
-        pr = np.flatnonzero(place)
-        if len(pr):
-            self._place(cb, cs, ct, pr, p[pr], action[pr] // n, action[pr] % n)
-        children = self.encode(cb, cs, ct, (p + 1) % P, canonical) if len(parent) else np.empty(0, np.uint64)
-
-        kind = np.where(decision, NodeKind.DECISION, NodeKind.TERMINAL).astype(np.int8)
-        result = np.zeros(N, dtype=np.int8)
-        margin = np.zeros(N, dtype=np.int32)
-        term = np.flatnonzero(~decision)
-        if len(term):
-            tr = treasure[term]
-            pips = (tr * self.pips).sum(axis=2)  # [T, P]
-            rank = pips * 1000 + tr.sum(axis=2) if self.g.captures_tiebreak else pips
-            tm = mover[term]
-            top = rank.max(axis=1)
-            n_top = (rank == top[:, None]).sum(axis=1)
-            mine = rank[np.arange(len(term)), tm]
-            res = np.where(mine < top, Result.LOSS, np.where(n_top == 1, Result.WIN, Result.TIE))
-            result[term] = res
-            others = pips.copy()
-            others[np.arange(len(term)), tm] = np.iinfo(np.int64).min
-            margin[term] = pips[np.arange(len(term)), tm] - others.max(axis=1)
-        return Expansion(
-            kind=kind,
-            to_move=mover.astype(np.int8),
-            offsets=offsets,
-            children=children.astype(np.uint64),
-            probs=None,
-            result=result,
-            margin=margin,
-        )
-
-    def _place(
-        self,
-        cb: np.ndarray,
-        cs: np.ndarray,
-        ct: np.ndarray,
-        rows: np.ndarray,
-        p: np.ndarray,
-        size: np.ndarray,
-        cell: np.ndarray,
-    ) -> None:
-        """Apply placements in place on the child arrays (rows ``rows``)."""
-        n, L = self.n, self.L
         g = self.g
-        cs[rows, p, size] -= 1
-        cb[rows, cell] = 1 + 3 * p + size
-        ext = np.concatenate([cb[rows], np.zeros((len(rows), 1), dtype=cb.dtype)], axis=1)
-        idx = self.ray_idx[cell]  # [M, 8, L]
-        rlen = self.ray_len[cell]  # [M, 8]
-        r3 = np.arange(len(rows))[:, None, None]
-        content = ext[r3, idx]  # [M, 8, L]
-        occ = content > 0
-        if g.chain:
-            run = np.cumprod(occ, axis=2).sum(axis=2)
-        else:
-            run = (occ[:, :, 0] & ~occ[:, :, 1]).astype(np.int64)
-        pos = np.arange(L)[None, None, :]
-        if g.smaller_only:
-            big = occ & ((content - 1) % 3 > size[:, None, None]) & (pos < run[:, :, None])
-            run = np.where(big.any(axis=2), 0, run)
-        moving = run > 0
-        # fallen pyramids
-        falls = moving & (run == rlen)
-        fr, fd = np.nonzero(falls)
-        if len(fr):
-            code = content[fr, fd, run[fr, fd] - 1]
-            owner, fsize = (code - 1) // 3, (code - 1) % 3
-            placer = p[fr]
-            mine = owner == placer
-            np.add.at(cs, (rows[fr[mine]], placer[mine], fsize[mine]), 1)
-            np.add.at(ct, (rows[fr[~mine]], placer[~mine], fsize[~mine]), 1)
-        # shift the runs one square outward
-        runx = run[:, :, None]
-        shifted = np.concatenate([np.zeros_like(content[:, :, :1]), content[:, :, :-1]], axis=2)
-        new = np.where((pos >= 1) & (pos <= runx), shifted, content)
-        new = np.where((pos == 0) & (runx > 0), 0, new)
-        ext[r3, idx] = new
-        cb[rows] = ext[:, :n]
+        kind, to_move, offsets, children, result, margin = expand_kernel(
+            keys, self.radices, g._head, g.num_players, g.per_size, g.n, self.class_offsets, self.level_of,
+            self.stash_of, self.cells_of, self.comb, self.sym_digit, len(self.sym_digit) if canonical else 1,
+            g.chain, g.smaller_only, g.captures_tiebreak, *self.rays,
+        )
+        return Expansion(kind=kind, to_move=to_move, offsets=offsets, children=children, probs=None,
+                         result=result, margin=margin)
 
 
 @njit(cache=True, nogil=True)
