@@ -24,6 +24,7 @@ DEFAULT_CASES = [
     ("greener", "3x3-3"),
     ("greener", "3x4"),
     ("blam", "3x3"),
+    ("blam", "4x4"),
     ("carrots", "3x3"),
     ("petal", "6"),
     ("petal", "6-2"),
