@@ -528,7 +528,7 @@ def solve(
     force: bool = False,
     symmetry: bool = True,
     max_positions: int | None = None,
-    progress: bool = False,
+    progress: bool | str = False,
     write_edges: bool = True,
     tol: float = DEFAULT_TOL,
     notes: list[str] | None = None,
@@ -553,8 +553,9 @@ def solve(
         Store one row per symmetry class (default). Values do not depend on it.
     max_positions : int, optional
         Refuse variants with more positions (:class:`~solver.errors.TooBigError`).
-    progress : bool
-        Show progress bars on standard error.
+    progress : bool or "lines"
+        Show progress bars on standard error; ``"lines"``: tiered solves write a progress line
+        a minute instead (for logs), whole-graph solves show nothing.
     tol : float
         Tolerance of value iteration (chance games). A table on disk is reused only if it was
         solved at this tolerance or a tighter one, and certified.
@@ -628,7 +629,7 @@ def solve(
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol
     positions, meta, edges, setups = pipeline.solve_variant(
-        game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress,
+        game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress is True,
         write_edges=write_edges, tol=tol, max_sweeps=max_sweeps)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
 

@@ -149,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "order), then write the partial table")
     tasks.add_argument("--batch", type=int, default=None, metavar="N",
                        help="setup classes per task (default: sized to about 20 s a task)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bars (tiered solves whose standard error is not a terminal: no progress "
+                        "line a minute)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
     p = sub.add_parser("status", help="how far a solve has got: setup classes (or tiers) done and "
@@ -387,7 +389,7 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
     try:
         return solve(game, out=args.out, symmetry=not args.no_symmetry,
                      max_positions=_max_positions(args, game, kw.get("tiered")),
-                     progress=progress and sys.stderr.isatty(), notes=notes, **kw)
+                     progress=(sys.stderr.isatty() or "lines") if progress else False, notes=notes, **kw)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)

@@ -567,3 +567,31 @@ def test_tiers_by_passes_go_one_at_a_time_when_two_with_their_children_do_not_fi
     run.low_memory = False
     monkeypatch.setattr(tiered, "_available_memory", lambda: 1 * 2**30)
     assert tiered._side_by_side(run, big, 2)
+
+
+def test_a_solve_whose_standard_error_is_a_log_writes_progress_lines(tmp_path: Path, capsys, monkeypatch) -> None:
+    # under nohup (standard error not a terminal) a tiered solve writes a line at most every
+    # LOG_EVERY seconds instead of tqdm bars; with the interval at 0 every progress call shows
+    from solver.api import load
+    from solver.games import make_game
+    from tests.clirun import run
+
+    monkeypatch.setattr(tiered, "LOG_EVERY", 0.0)
+    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--out", str(tmp_path))
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if "tiers:" in ln]
+    found = [ln for ln in lines if "] discovering tiers: " in ln]
+    solved = [ln for ln in lines if "] solving tiers: " in ln]
+    assert found and solved and lines == found + solved, err
+    assert all(ln.startswith("[0:00:") for ln in lines), lines
+    n = load(make_game("blam", {"rows": 3, "cols": 3, "per_size": 1}), out=tmp_path).meta["counts"]["positions"]
+    assert f"{n:,} positions found" in found[-1], found[-1]
+    assert solved[-1].split("tiers: ")[1].startswith(f"{n:,} of {n:,} positions (100.0%)"), solved[-1]
+    assert "\r" not in err  # no bar
+    # --quiet: none; and the default interval prints nothing for a solve this short
+    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--force", "--quiet",
+                         "--out", str(tmp_path))
+    assert code == 0 and "tiers:" not in err, err
+    monkeypatch.setattr(tiered, "LOG_EVERY", 60.0)
+    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--force", "--out", str(tmp_path))
+    assert code == 0 and "tiers:" not in err, err

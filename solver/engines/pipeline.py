@@ -73,7 +73,7 @@ def solve_variant(
 
 
 def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, force: bool,
-                         max_positions: int | None, workers: int | None, progress: bool,
+                         max_positions: int | None, workers: int | None, progress: bool | str,
                          notes: list[str], check: bool = True,
                          announce: Callable[[str], None] | None = None,
                          low_memory: bool | None = None, jobs: int | None = None,

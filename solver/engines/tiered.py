@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import threading
 import time
 import uuid
@@ -1174,7 +1175,7 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
 # --- the whole run ---------------------------------------------------------------------------
 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
-                 max_positions: int | None = None, workers: int | None = None, progress: bool = False,
+                 max_positions: int | None = None, workers: int | None = None, progress: bool | str = False,
                  notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
                  low_memory: bool | None = None, cluster: Any = None, tol: float = 1e-12,
                  max_sweeps: int | None = None) -> Path:
@@ -1184,7 +1185,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     (``False``), or the tiers whose reverse lists would not fit the free memory (``None``).
     Games with dice (:func:`stochastic`): every tier by value iteration
     (:mod:`solver.engines.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
-    sweeps per cyclic component."""
+    sweeps per cyclic component. ``progress``: ``True`` tqdm bars, ``"lines"`` a line a minute
+    on standard error (:class:`_Lines`), ``False`` nothing."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
@@ -1200,7 +1202,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol)
     run.tol, run.max_sweeps = float(tol), max_sweeps
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
-    bar = _Bars() if progress else None
+    bar = _Lines() if progress == "lines" else _Bars() if progress else None
     t0 = time.perf_counter()
     run.workers = workers
     run.low_memory = low_memory
@@ -1504,6 +1506,38 @@ def _check_expected(graph: Any, rows: pl.DataFrame, n: int) -> list[str]:
         problems.append(f"{int(((gap > EXPECTED_TOL) | out).sum()):,} positions have win/loss probabilities "
                         "that are not probabilities or do not make their value")
     return problems
+
+
+#: seconds between two progress lines of a solve whose standard error is not a terminal
+LOG_EVERY = 60.0
+
+
+class _Lines:
+    """Progress for a log (standard error not a terminal, e.g. a solve under ``nohup``): a line
+    at most every :data:`LOG_EVERY` seconds, with the time since the start, the phase, the
+    positions found or solved and the tier at work. Nothing in the first interval, so a short
+    solve (or one refused at once) prints no more than before."""
+
+    def __init__(self, write: Callable[[str], None] | None = None) -> None:
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.start = self.last = time.monotonic()
+
+    def __call__(self, phase: str, name: str, done: int, total: int | None) -> None:
+        now = time.monotonic()
+        if now - self.last < LOG_EVERY:
+            return
+        self.last = now
+        elapsed = int(now - self.start)
+        stamp = f"{elapsed // 3600}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}"
+        if total is None:
+            what = f"{done:,} positions found"
+        else:
+            what = f"{done:,} of {total:,} positions ({100 * done / max(total, 1):.1f}%)"
+        verb = {"discover": "discovering", "solve": "solving"}.get(phase, phase)
+        self.write(f"[{stamp}] {verb} tiers: {what} ({name})")
+
+    def close(self) -> None:
+        pass
 
 
 class _Bars:
