@@ -15,7 +15,7 @@ from numba import njit
 from solver.core.playout_jit import draw
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _fall(code, p, stash, treasure):
     owner = (code - 1) // 3
     size = (code - 1) % 3
@@ -25,7 +25,7 @@ def _fall(code, p, stash, treasure):
         treasure[p, size] += 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def place(board, stash, treasure, p, size, cell, chain, smaller_only, cell_off, ray_off, ray_cells):
     """Player ``p`` places a pyramid of ``size`` from their stash on the empty ``cell`` and pushes
     along every ray (:meth:`Blam.apply`): with ``chain`` the whole run of pyramids moves one
@@ -120,7 +120,7 @@ def playout_kernel(board, stash, treasure, mover, max_moves, seed, chain, smalle
     return mover, moves
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _decode(key, radices, head, P, k, level_of, stash_of, cells_of, board, stash, treasure, stored):
     """The position of a ``"piece"`` key into ``board``/``stash``/``treasure`` (as
     :meth:`Blam.decode`); returns the mover."""
@@ -164,8 +164,9 @@ def _decode(key, radices, head, P, k, level_of, stash_of, cells_of, board, stash
     return mover
 
 
-@njit(cache=True, nogil=True)
-def _encode(board, stash, treasure, mover, radices, head, P, k, class_offsets, comb, sym_digit, images, digits):
+@njit(cache=True, nogil=True, inline="always")
+def _encode(board, stash, treasure, mover, radices, head, P, k, class_offsets, comb, sym_digit, images, digits,
+            cand):
     """The key of a position (the smallest over the first ``images`` symmetries; 1: as is), as
     :meth:`Blam.encode` writes it, ``"piece"`` scheme."""
     n = len(board)
@@ -186,15 +187,26 @@ def _encode(board, stash, treasure, mover, radices, head, P, k, class_offsets, c
     for h in range(1, head):
         low += np.uint64(treasure[(h - 1) // 3, (h - 1) % 3]) * scale
         scale *= radices[h]
-    best = np.uint64(0)
+    # the smallest image, digit by digit from the most significant (the class digits sit above
+    # the head): keep the symmetries that give the smallest digit so far, usually one at once
+    kept = images
     for g in range(images):
-        key = np.uint64(0)
-        for j in range(C - 1, -1, -1):
-            key = key * radices[head + j] + sym_digit[g, digits[j, 2]]
-        key = key * scale + low
-        if g == 0 or key < best:
-            best = key
-    return best
+        cand[g] = g
+    key = np.uint64(0)
+    for j in range(C - 1, -1, -1):
+        d = digits[j, 2]
+        low_digit = sym_digit[cand[0], d]
+        for i in range(1, kept):
+            low_digit = min(low_digit, sym_digit[cand[i], d])
+        if kept > 1:
+            left = 0
+            for i in range(kept):
+                if sym_digit[cand[i], d] == low_digit:
+                    cand[left] = cand[i]
+                    left += 1
+            kept = left
+        key = key * radices[head + j] + low_digit
+    return key * scale + low
 
 
 @njit(cache=True, nogil=True)
@@ -214,6 +226,7 @@ def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_o
     cs = np.zeros((P, 3), np.int64)
     ctr = np.zeros((P, 3), np.int64)
     digits = np.zeros((C, 3), np.int64)
+    cand = np.zeros(len(sym_digit), np.int64)  # the symmetries still giving the smallest key
     kind = np.empty(N, np.int8)
     to_move = np.empty(N, np.int8)
     result = np.zeros(N, np.int8)
@@ -251,7 +264,7 @@ def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_o
             nxt = (mover + 1) % P
             if offsets[i + 1] - o == 1 and stash[mover, 0] + stash[mover, 1] + stash[mover, 2] == 0:
                 children[o] = _encode(board, stash, treasure, nxt, radices, head, P, k, class_offsets, comb,
-                                      sym_digit, images, digits)
+                                      sym_digit, images, digits, cand)
                 continue
             for s in range(3):
                 if stash[mover, s] == 0:
@@ -264,7 +277,7 @@ def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_o
                     ctr[:, :] = treasure
                     place(cb, cs, ctr, mover, s, c, chain, smaller_only, cell_off, ray_off, ray_cells)
                     children[o] = _encode(cb, cs, ctr, nxt, radices, head, P, k, class_offsets, comb,
-                                          sym_digit, images, digits)
+                                          sym_digit, images, digits, cand)
                     o += 1
             continue
         kind[i] = 3  # NodeKind.TERMINAL: scores are the treasures' pips (S 1, M 2, L 3)
