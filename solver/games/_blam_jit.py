@@ -1,10 +1,13 @@
-"""Compiled (numba) random playouts of Blam! (:meth:`solver.games.blam.Blam.random_playout`).
+"""Compiled (numba) Blam!: random playouts (:meth:`solver.games.blam.Blam.random_playout`) and
+the expansion of many keys at once (:meth:`solver.games.blam.Blam.expand`, ``"piece"`` keys).
 
 The position is the board (0 empty, else ``1 + 3 * owner + size``), the stashes and treasures
 (``players x 3``) and the mover; the rays of each cell (the 8 directions, nearest cell first, as
 :meth:`Blam._make_rays` lists them) are flattened into ``cell_off``/``ray_off``/``ray_cells``.
-The rules are those of :meth:`Blam.apply`; ``tests/test_playouts.py`` replays every choice under
-the readable rules.
+Both share one placement (:func:`place`). The rules are those of :meth:`Blam.apply`:
+``tests/test_playouts.py`` replays every playout choice under the readable rules, and
+``tests/test_blam.py`` proves the expansion equal to ``Game.expand`` (every 3x3 position in the
+slow suite; random and dense positions of 2-4 players, both push rules, in the fast one).
 """
 
 from __future__ import annotations
