@@ -621,7 +621,7 @@ def _same_expansion(a: Any, b: Any) -> None:
         {"rows": 2, "cols": 4, "per_size": 1, "players": 3, "chain": False},
     ],
 )
-def test_vectorised_expand_equals_reference(params: dict[str, Any]) -> None:
+def test_compiled_expand_equals_reference(params: dict[str, Any]) -> None:
     g = blam(**params)
     assert g._fast is not None
     states = random_states(g, 15, seed=3)
@@ -640,7 +640,7 @@ def test_vectorised_expand_equals_reference(params: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
-def test_vectorised_expand_on_every_3x3_position() -> None:
+def test_compiled_expand_on_every_3x3_position() -> None:
     from solver.engines.enumerate import enumerate_positions
 
     g = blam(rows=3, cols=3, per_size=1)
