@@ -119,14 +119,15 @@ class Blam(Game[BlamState]):
     }
     largest_preset = "4x4"
     large_presets = {
-        "4x4-2": ("at least 1,591,064,939 positions (measured by the tiered solver: 986 of its tiers; the "
-                  "largest, without a capture, holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
+        "4x4-2": ("2,240,771,209 positions in 2,792 tiers (measured by the tiered solver; the largest, "
+                  "without a capture, holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
     }
     #: measured by the tiered solver: (positions, positions of the largest tier[, "at least"]);
-    #: 4x4-2: the 986 tiers discovered by 2026-12-02 03:52 (no capture: 55,256,950; no capture
-    #: and player 1's, or player 2's, stash emptied: 4,239,468 each; one capture: 24 tiers,
-    #: 336,033,603; two: 68 tiers, 551,388,903 so far); the others not yet: a lower bound
-    tier_sizes = {"4x4-2": (1_591_064_939, 55_256_950, "at least")}
+    #: 4x4-2: every tier discovered (2026-12-02): no capture 55,256,950 (and 4,239,468 with player
+    #: 1's, or player 2's, stash emptied); one capture: 24 tiers, 336,033,603; two: 84 tiers,
+    #: 680,896,926; three: 200 tiers, 671,208,108; four: 360 tiers, 352,617,087; five or more:
+    #: 2,121 tiers, 136,279,599
+    tier_sizes = {"4x4-2": (2_240_771_209, 55_256_950)}
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"
