@@ -47,7 +47,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
@@ -1518,8 +1518,7 @@ class _Lines:
     positions found or solved and the tier at work. Nothing in the first interval, so a short
     solve (or one refused at once) prints no more than before."""
 
-    def __init__(self, write: Callable[[str], None] | None = None) -> None:
-        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+    def __init__(self) -> None:
         self.start = self.last = time.monotonic()
 
     def __call__(self, phase: str, name: str, done: int, total: int | None) -> None:
@@ -1527,14 +1526,13 @@ class _Lines:
         if now - self.last < LOG_EVERY:
             return
         self.last = now
-        elapsed = int(now - self.start)
-        stamp = f"{elapsed // 3600}:{elapsed // 60 % 60:02d}:{elapsed % 60:02d}"
+        stamp = timedelta(seconds=int(now - self.start))  # H:MM:SS
         if total is None:
             what = f"{done:,} positions found"
         else:
             what = f"{done:,} of {total:,} positions ({100 * done / max(total, 1):.1f}%)"
         verb = {"discover": "discovering", "solve": "solving"}.get(phase, phase)
-        self.write(f"[{stamp}] {verb} tiers: {what} ({name})")
+        print(f"[{stamp}] {verb} tiers: {what} ({name})", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         pass

@@ -265,7 +265,7 @@ def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_o
         if offsets[i + 1] > o:
             kind[i] = 0  # NodeKind.DECISION
             nxt = (mover + 1) % P
-            if offsets[i + 1] - o == 1 and stash[mover, 0] + stash[mover, 1] + stash[mover, 2] == 0:
+            if stash[mover, 0] + stash[mover, 1] + stash[mover, 2] == 0:  # the pass, the one move
                 children[o] = _encode(board, stash, treasure, nxt, radices, head, P, k, class_offsets, comb,
                                       sym_digit, images, digits, cand)
                 continue
