@@ -154,6 +154,40 @@ def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory, 
     assert tsol.moves(start) == whole.moves(start)
 
 
+@st.composite
+def tier_inputs(draw):
+    """A tier as the margin kernels see it: rows with a side to move (0/1), terminal rows with a
+    margin, others with moves inside the tier (cycles, repeats and moves to themselves allowed)
+    and moves out of it folded to the child's margin from the row's mover."""
+    n = draw(st.integers(1, 14))
+    to_move = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), np.int8)
+    terminal = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)), np.bool_)
+    tm = np.array([draw(st.integers(-4, 4)) if terminal[i] else 0 for i in range(n)], np.int64)
+    inside = [[] if terminal[i] else draw(st.lists(st.integers(0, n - 1), max_size=4)) for i in range(n)]
+    outside = [[] if terminal[i] else draw(st.lists(st.integers(-4, 4), max_size=3)) for i in range(n)]
+    outdeg = np.array([len(a) + len(b) for a, b in zip(inside, outside)], np.int32)
+    parents = [[] for _ in range(n)]
+    for p, kids in enumerate(inside):
+        for c in kids:
+            parents[c].append(p if to_move[p] == to_move[c] else ~p)
+    roff = np.concatenate([[0], np.cumsum([len(x) for x in parents])]).astype(np.int64)
+    rparent = np.array([q for x in parents for q in x], np.int32)
+    eoff = np.concatenate([[0], np.cumsum([len(x) for x in outside])]).astype(np.int64)
+    em = np.array([m for x in outside for m in x], np.int32)
+    return outdeg, roff, rparent, eoff, em, terminal, tm, to_move
+
+
+@settings(max_examples=300, deadline=None)
+@given(tier=tier_inputs())
+def test_margin_sweep_equals_one_threshold_pass_per_candidate(tier):
+    """The one-sweep margins of a tier (two sides) are those of a pass per candidate margin."""
+    from solver.engines import _tier_jit
+
+    outdeg, roff, rparent, eoff, em, terminal, tm, to_move = tier
+    sweep = _tier_jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
+    passes = tiered.threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tm)
+    assert sweep.tolist() == passes.tolist()
+
 def test_parallel_workers_same_table(tmp_path):
     rng = np.random.default_rng(5)
     n = 300

@@ -261,6 +261,120 @@ def tier_force_at_least(outdeg, roff, rparent, ext_off, ext_margin, terminal, tm
 
 
 @njit(cache=True, nogil=True)
+def tier_margins(outdeg, roff, rparent, ext_off, ext_margin, terminal, tmargin, to_move):
+    """``int64[n]``: every row's optimal final margin from its mover (endless play = 0), in one
+    sweep per player instead of one :func:`tier_force_at_least` pass per candidate margin.
+
+    Two players (``to_move`` 0 or 1). For player ``x`` and ``t >= 1``, the rows from which ``x``
+    forces an ``x``-margin ``>= t`` are ``x``'s attractor (reachability, so endless play does not
+    count) of the terminals and outside children worth ``>= t`` to ``x``. The targets only grow
+    as ``t`` falls, and an attractor of more targets contains the smaller one, so one sweep from
+    the largest ``t`` down to 1 adds each level's new targets to the attractor built so far (the
+    counters of ``x``'s opponent's rows carry over): every row enters once, every move is looked
+    at once per player. ``level[x, i]`` is the largest such ``t`` (0: none). A row's margin is then
+    ``level[mover]`` when positive, else ``-level[opponent]`` when positive, else 0 (neither side
+    can force a point: endless play or an even end), as the threshold passes give."""
+    n = len(outdeg)
+    top = 0
+    for i in range(n):
+        if terminal[i] and abs(tmargin[i]) > top:
+            top = abs(tmargin[i])
+    for k in range(len(ext_margin)):
+        if abs(ext_margin[k]) > top:
+            top = abs(ext_margin[k])
+    level = np.zeros((2, n), dtype=np.int64)
+    counter = np.empty(n, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    ev_count = np.zeros(top + 2, dtype=np.int64)
+    for x in range(2):
+        # the targets by level t: a terminal row (code i) or an outside child of row i (code ~i)
+        ev_count[:] = 0
+        for i in range(n):
+            if terminal[i]:
+                m = tmargin[i] if to_move[i] == x else -tmargin[i]
+                if m >= 1:
+                    ev_count[m] += 1
+                continue
+            sign = 1 if to_move[i] == x else -1
+            for k in range(ext_off[i], ext_off[i + 1]):
+                m = sign * ext_margin[k]
+                if m >= 1:
+                    ev_count[m] += 1
+        ev_off = np.zeros(top + 2, dtype=np.int64)
+        for t in range(1, top + 1):
+            ev_off[t + 1] = ev_off[t] + ev_count[t]
+        events = np.empty(ev_off[top + 1], dtype=np.int64)
+        fill = ev_off.copy()
+        for i in range(n):
+            if terminal[i]:
+                m = tmargin[i] if to_move[i] == x else -tmargin[i]
+                if m >= 1:
+                    events[fill[m]] = i
+                    fill[m] += 1
+                continue
+            sign = 1 if to_move[i] == x else -1
+            for k in range(ext_off[i], ext_off[i + 1]):
+                m = sign * ext_margin[k]
+                if m >= 1:
+                    events[fill[m]] = ~i
+                    fill[m] += 1
+        for i in range(n):
+            counter[i] = outdeg[i]
+        lev = level[x]
+        for t in range(top, 0, -1):
+            tail = 0
+            for e in range(ev_off[t], ev_off[t + 1]):
+                code = events[e]
+                if code >= 0:  # a terminal row worth t to x
+                    if lev[code] == 0:
+                        lev[code] = t
+                        queue[tail] = code
+                        tail += 1
+                    continue
+                i = ~code  # an outside child of row i now counts for x
+                if lev[i] != 0:
+                    continue
+                if to_move[i] == x:
+                    lev[i] = t
+                    queue[tail] = i
+                    tail += 1
+                else:
+                    counter[i] -= 1
+                    if counter[i] == 0:
+                        lev[i] = t
+                        queue[tail] = i
+                        tail += 1
+            head = 0
+            while head < tail:
+                c = queue[head]
+                head += 1
+                for k in range(roff[c], roff[c + 1]):
+                    p = rparent[k]
+                    if p < 0:
+                        p = ~p
+                    if lev[p] != 0:
+                        continue
+                    if to_move[p] == x:
+                        lev[p] = t
+                        queue[tail] = p
+                        tail += 1
+                    else:
+                        counter[p] -= 1
+                        if counter[p] == 0:
+                            lev[p] = t
+                            queue[tail] = p
+                            tail += 1
+    out = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        x = to_move[i]
+        if level[x, i] > 0:
+            out[i] = level[x, i]
+        elif level[1 - x, i] > 0:
+            out[i] = -level[1 - x, i]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def count_into(counts, rows):
     """``counts[r] += 1`` for every ``r`` in ``rows`` (a bincount that accumulates in place)."""
     for e in range(len(rows)):

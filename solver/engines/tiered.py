@@ -663,12 +663,10 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             _jit.fill_grouped(fill, em, ext_src.pop(0), ext_m.pop(0))
         del fill
         tm = tmargin.astype(np.int64)
-        candidates = unique(np.concatenate([tm[terminal], -tm[terminal], em.astype(np.int64),
-                                            -em.astype(np.int64), [0]]))
-        best = np.full(n, candidates[0], dtype=np.int64)
-        for c in candidates[1:]:
-            ok = _jit.tier_force_at_least(outdeg, roff, rparent, eoff, em, terminal, tm, int(c))
-            best = np.where(ok, c, best)
+        if n == 0 or int(to_move.max()) <= 1:  # two sides: one sweep per player
+            best = _jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
+        else:  # more sides to move: one threshold pass per candidate margin
+            best = threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tm)
         cols["margin"] = best.astype(np.int16)
     del counts
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
@@ -683,6 +681,20 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
 
 
+
+def threshold_margins(outdeg: np.ndarray, roff: np.ndarray, rparent: np.ndarray, eoff: np.ndarray,
+                      em: np.ndarray, terminal: np.ndarray, tm: np.ndarray) -> np.ndarray:
+    """Every row's optimal margin by one :func:`_tier_jit.tier_force_at_least` pass per candidate
+    margin (each outcome's margin, either sign, and 0): the margin is the largest candidate the
+    mover can force. ``_tier_jit.tier_margins`` gives the same in one sweep per player; this stays
+    for movers that are not two alternating sides, and as the reference the sweep is tested on."""
+    candidates = unique(np.concatenate([tm[terminal], -tm[terminal], em.astype(np.int64),
+                                        -em.astype(np.int64), [0]]))
+    best = np.full(len(outdeg), candidates[0], dtype=np.int64)
+    for c in candidates[1:]:
+        ok = _jit.tier_force_at_least(outdeg, roff, rparent, eoff, em, terminal, tm, int(c))
+        best = np.where(ok, c, best)
+    return best
 
 # --- the low-memory mode: passes instead of reverse lists ----------------------------------------
 
