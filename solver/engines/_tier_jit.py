@@ -260,6 +260,22 @@ def tier_force_at_least(outdeg, roff, rparent, ext_off, ext_margin, terminal, tm
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _attract(i, x, t, lev, counter, to_move, queue, tail):
+    """One more child of row ``i`` now counts for player ``x`` at level ``t``: ``x``'s row joins
+    the attractor at once, an opponent's row when its last child does. Returns the new queue
+    tail."""
+    if lev[i] != 0:
+        return tail
+    if to_move[i] != x:
+        counter[i] -= 1
+        if counter[i] != 0:
+            return tail
+    lev[i] = t
+    queue[tail] = i
+    return tail + 1
+
+
 @njit(cache=True, nogil=True)
 def tier_margins(outdeg, roff, rparent, ext_off, ext_margin, terminal, tmargin, to_move):
     """``int64[n]``: every row's optimal final margin from its mover (endless play = 0), in one
@@ -331,39 +347,14 @@ def tier_margins(outdeg, roff, rparent, ext_off, ext_margin, terminal, tmargin, 
                         queue[tail] = code
                         tail += 1
                     continue
-                i = ~code  # an outside child of row i now counts for x
-                if lev[i] != 0:
-                    continue
-                if to_move[i] == x:
-                    lev[i] = t
-                    queue[tail] = i
-                    tail += 1
-                else:
-                    counter[i] -= 1
-                    if counter[i] == 0:
-                        lev[i] = t
-                        queue[tail] = i
-                        tail += 1
+                tail = _attract(~code, x, t, lev, counter, to_move, queue, tail)  # an outside child
             head = 0
             while head < tail:
                 c = queue[head]
                 head += 1
                 for k in range(roff[c], roff[c + 1]):
                     p = rparent[k]
-                    if p < 0:
-                        p = ~p
-                    if lev[p] != 0:
-                        continue
-                    if to_move[p] == x:
-                        lev[p] = t
-                        queue[tail] = p
-                        tail += 1
-                    else:
-                        counter[p] -= 1
-                        if counter[p] == 0:
-                            lev[p] = t
-                            queue[tail] = p
-                            tail += 1
+                    tail = _attract(~p if p < 0 else p, x, t, lev, counter, to_move, queue, tail)
     out = np.zeros(n, dtype=np.int64)
     for i in range(n):
         x = to_move[i]
