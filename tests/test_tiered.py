@@ -598,9 +598,40 @@ def test_tiers_by_passes_go_one_at_a_time_when_two_with_their_children_do_not_fi
     assert tiered._side_by_side(run, pair, 2)
     monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * 2**30)
     assert tiered._side_by_side(run, big, 2)  # 25.9 + 4.8 + 5.5 GB of 40 GB
-    run.low_memory = False
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 1 * 2**30)
-    assert tiered._side_by_side(run, big, 2)
+    # passes side by side count the children they read (18 bytes a position): with 17 GiB free
+    # the pair above fits without children, not with 100M positions of children each
+    kids = [tiered.TierInfo(tier=t, positions=70_000_000, children=[10 + t]) for t in (1, 2)]
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 17 * 2**30)
+    assert tiered._side_by_side(run, kids, 2)  # their children not known: as the pair above
+    run.tier_positions = {11: 100_000_000, 12: 100_000_000}
+    assert not tiered._side_by_side(run, kids, 2)
+
+
+def test_tiers_with_move_lists_go_side_by_side_only_when_they_fit_with_their_children(monkeypatch):
+    """Blam 4x4-2 ran out of 24 GB with two one-capture tiers of 37M positions side by side, each
+    reading 238M positions of children: lists side by side are planned together, children and
+    the margins' arrays included; when they do not fit, one at a time (still with lists)."""
+    from solver.api import make_game
+
+    gib = 2**30
+    run = tiered.Run(game=make_game("blam", rows=2, cols=2, per_size=1), folder=Path("."), work=Path("."),
+                     symmetry=True, run_id="x", workers=2, low_memory=False)
+    run.tier_positions = {10: 238_000_000, 11: 238_000_000}
+    pair = [tiered.TierInfo(tier=t, positions=37_000_000, children=[9 + t, t]) for t in (1, 2)]
+    alone = tiered.tier_memory(run, pair[0])
+    # each: the larger of children + expansion (4.3 + 4.1 GB) and the solve after (8.9 GB)
+    assert alone == max(18 * 238_000_000 + 110 * 37_000_000, 240 * 37_000_000)
+    monkeypatch.setattr(tiered, "_total_memory", lambda: 24 * gib)
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 18 * gib)
+    assert 2 * alone > 0.8 * 18 * gib and not tiered._side_by_side(run, pair, 2)
+    assert not tiered.use_passes(tiered.Run(**{**run.__dict__, "low_memory": None}), pair[0])
+    monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * gib)
+    assert tiered._side_by_side(run, pair, 2)
+    # a scored game's tier is planned with the margins' arrays, an unscored one's without
+    over = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
+                      symmetry=True, run_id="x")
+    assert tiered.tier_memory(over, tiered.TierInfo(tier=1, positions=10**8, children=[])) < \
+        tiered.tier_memory(run, tiered.TierInfo(tier=1, positions=10**8, children=[]))
 
 
 def test_a_solve_whose_standard_error_is_a_log_writes_progress_lines(tmp_path: Path, capsys, monkeypatch) -> None:
@@ -629,3 +660,47 @@ def test_a_solve_whose_standard_error_is_a_log_writes_progress_lines(tmp_path: P
     monkeypatch.setattr(tiered, "LOG_EVERY", 60.0)
     code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--force", "--out", str(tmp_path))
     assert code == 0 and "tiers:" not in err, err
+
+
+def test_a_tier_with_move_lists_drops_its_children_before_it_solves(tmp_path: Path, monkeypatch) -> None:
+    """The children of other tiers are needed only to fold the moves into them: a tier lets go of
+    them before its reverse lists and margins are built (Blam 4x4-2's no-capture tier of 55M
+    positions reads 531M positions of children, about 9.6 GB), once, and the table is the same."""
+    from solver.api import make_game
+
+    game = make_game("blam", rows=2, cols=3, per_size=1)
+    events: list[tuple[str, int]] = []
+    release, values = tiered._release_children, tiered._jit.tier_values
+    current: list[int] = []
+
+    def spy_release(run, info):
+        events.append(("release", info.tier))
+        return release(run, info)
+
+    def spy_values(*args):
+        events.append(("solve", current[-1]))
+        return values(*args)
+
+    lists = tiered._solve_tier_lists
+
+    def spy_lists(run, info):
+        current.append(info.tier)
+        return lists(run, info)
+
+    monkeypatch.setattr(tiered, "_release_children", spy_release)
+    monkeypatch.setattr(tiered._jit, "tier_values", spy_values)
+    monkeypatch.setattr(tiered, "_solve_tier_lists", spy_lists)
+    folder = tiered.solve_tiered(game, out=tmp_path / "a", force=True, workers=1, low_memory=False)
+    manifest = json.loads((folder / tiered.MANIFEST).read_text())
+    with_children = [t["tier"] for t in manifest["tiers"] if [u for u in t["children"] if u != t["tier"]]]
+    assert with_children
+    for t in with_children:
+        first = events.index(("release", t))
+        assert events.index(("solve", t)) > first  # dropped before the solve
+        assert events.count(("release", t)) == 2  # the second call, when the tier ends, does nothing
+    monkeypatch.undo()
+    plain = tiered.solve_tiered(game, out=tmp_path / "b", force=True, workers=1, low_memory=True)
+    for t in manifest["tiers"]:
+        a = pl.read_parquet(folder / t["file"]).sort("key")
+        b = pl.read_parquet(plain / t["file"]).sort("key")
+        assert a.select("key", "value", "remoteness", "margin").equals(b.select("key", "value", "remoteness", "margin"))

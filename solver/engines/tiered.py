@@ -181,6 +181,10 @@ class Run:
     child_cache: dict[int, Any] = field(default_factory=dict)
     child_users: dict[int, int] = field(default_factory=dict)
     child_lock: threading.Lock = field(default_factory=threading.Lock)
+    #: tiers that have let go of their children (:func:`_release_children`, once per tier)
+    children_released: set[int] = field(default_factory=set)
+    #: positions of every discovered tier (what a tier's children weigh: :func:`tier_memory`)
+    tier_positions: dict[int, int] = field(default_factory=dict)
     #: value iteration (games with dice): tolerance and sweep limit
     tol: float = 1e-12
     max_sweeps: int | None = None
@@ -510,8 +514,12 @@ def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
 
 
 def _release_children(run: Run, info: TierInfo) -> None:
-    """Tier ``info`` is done (or failed): drop the children no tier being solved holds."""
+    """Tier ``info`` no longer needs its children (its moves into them are folded, or it is done,
+    or it failed): drop those no tier being solved holds. Once per tier: a second call is a no-op."""
     with run.child_lock:
+        if info.tier in run.children_released:
+            return
+        run.children_released.add(info.tier)
         for u in info.children:
             if u not in run.child_users:
                 continue  # never loaded (the tier stopped before)
@@ -629,7 +637,10 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         scratch.close()
         scratch_path.unlink(missing_ok=True)
         raise
+    # the children's values are folded: drop them now, not when the tier is written (they can
+    # be larger than the tier: Blam 4x4-2's no-capture tier of 55M positions reaches 531M)
     del children
+    _release_children(run, info)
     t_expand = time.perf_counter() - t0
     # the moves inside the tier as reverse lists (parents of each row), filled chunk by chunk
     # from the scratch file
@@ -662,12 +673,12 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         while ext_src:
             _jit.fill_grouped(fill, em, ext_src.pop(0), ext_m.pop(0))
         del fill
-        tm = tmargin.astype(np.int64)
+        tm = tmargin
         if n == 0 or int(to_move.max()) <= 1:  # two sides: one sweep per player
             best = _jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
         else:  # more sides to move: one threshold pass per candidate margin
             best = threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tm)
-        cols["margin"] = best.astype(np.int16)
+        cols["margin"] = best.astype(np.int16, copy=False)
     del counts
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
@@ -718,12 +729,36 @@ PASSES_RESERVE_PER_POSITION = 16
 
 def use_passes(run: Run, info: TierInfo) -> bool:
     """Whether tier ``info`` is solved by passes: as asked (``run.low_memory``), else when its
-    reverse lists would not fit the free memory (with every worker holding a tier this size)."""
+    reverse lists and its children (:func:`tier_memory`) would not fit the free memory. Tiers
+    side by side are planned together before they start (:func:`_side_by_side`)."""
     if run.low_memory is not None:
         return bool(run.low_memory)
     mem = _available_memory()
-    need = PEAK_BYTES_PER_TIER_POSITION * info.positions * max(1, run.workers)
-    return mem is not None and need > 0.8 * mem
+    return mem is not None and tier_memory(run, info) > 0.8 * mem
+
+
+def child_positions(run: Run, info: TierInfo) -> int:
+    """Positions of the other tiers tier ``info``'s moves reach (loaded while it is expanded)."""
+    return sum(run.tier_positions.get(u, 0) for u in info.children if u != info.tier)
+
+
+def tier_memory(run: Run, info: TierInfo, passes: bool = False) -> int:
+    """Peak bytes of solving tier ``info`` (:func:`lists_memory`, or by passes without the
+    children it keeps), with the children of other tiers it reads."""
+    kids = child_positions(run, info)
+    if passes:
+        return PASSES_BYTES_PER_TIER_POSITION * info.positions + CHILD_BYTES_PER_POSITION * kids
+    return lists_memory(info.positions, kids, bool(run.game.scored))
+
+
+def lists_memory(positions: int, children: int, scored: bool) -> int:
+    """Peak bytes of a tier of ``positions`` solved with reverse lists, whose moves reach
+    ``children`` positions of other tiers: the larger of the expansion (the children loaded,
+    the tier's arrays and its folded moves) and the solve after it (the children dropped; the
+    reverse lists, values and, scored, the margins' arrays)."""
+    per = SCORED_PEAK_BYTES_PER_TIER_POSITION if scored else PEAK_BYTES_PER_TIER_POSITION
+    return max(CHILD_BYTES_PER_POSITION * children + EXPAND_BYTES_PER_TIER_POSITION * positions,
+               per * positions)
 
 
 def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
@@ -819,7 +854,10 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                                            (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
             if scored:
                 np.maximum.at(ext_max, psrc, margins)
+    # the children's values are folded: drop them now, not when the tier is written (they can
+    # be larger than the tier: Blam 4x4-2's no-capture tier of 55M positions reaches 531M)
     del children
+    _release_children(run, info)
     t_expand = time.perf_counter() - t0
     terminal = kind == NodeKind.TERMINAL
 
@@ -998,6 +1036,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
     tasks on ``cluster`` (:func:`solver.engines.tasks.run_tier_tasks`: the workers read and write
     the tier files in the run's work folder, which they must see at the same path)."""
     _heights(infos)
+    run.tier_positions = {t: i.positions for t, i in infos.items()}
     stats: dict[int, dict[str, Any]] = {}
     total = sum(i.positions for i in infos.values())
     done_pos = 0
@@ -1056,8 +1095,11 @@ PASSES_KEPT_BYTES_PER_TIER_POSITION = 70
 
 
 def _side_by_side(run: Run, todo: list[TierInfo], workers: int) -> bool:
-    """Whether the tiers of one height are solved ``workers`` at a time: always with reverse lists
-    (their memory is planned before the run); by passes only when the largest of them, side by
+    """Whether the tiers of one height are solved ``workers`` at a time: with reverse lists when
+    the largest ``workers`` of them fit in 80% of the free memory together, each with the children
+    it reads (:func:`tier_memory`; two of Blam 4x4-2's one-capture tiers of 37M positions, each
+    reading 238M positions of children, reached 24 GB side by side, planned at 150 bytes a
+    position and no children); by passes only when the largest of them, side by
     side, fit in the free memory with their children kept and the reserve that
     :func:`_keep_more_children` leaves free still free. Otherwise one at a time (the next chunks
     still expanded in the other threads): kept children make each level a walk over rows instead
@@ -1066,22 +1108,32 @@ def _side_by_side(run: Run, todo: list[TierInfo], workers: int) -> bool:
     against 80% of the free memory without that reserve, kept only part of their children and
     took over 15 minutes instead of about 3.5 each.)"""
     big = sorted(todo, key=lambda i: -i.positions)[:workers]
-    if not any(use_passes(run, info) for info in big):
-        return True
     free, total = _available_memory(), _total_memory()
+    if not any(use_passes(run, info) for info in big):
+        return free is None or sum(tier_memory(run, info) for info in big) <= 0.8 * free
     if free is None or total is None:
         return False
     n = sum(i.positions for i in big)
+    kids = CHILD_BYTES_PER_POSITION * sum(child_positions(run, info) for info in big)
     reserve = (1.0 - PASSES_CHILDREN_MEMORY_SHARE) * total + PASSES_RESERVE_PER_POSITION * n
-    return PASSES_KEPT_BYTES_PER_TIER_POSITION * n + reserve <= free
+    return PASSES_KEPT_BYTES_PER_TIER_POSITION * n + kids + reserve <= free
 
 
 # --- the estimate before a run ---------------------------------------------------------------
 
-#: peak bytes per position of the largest tier while it is solved (measured on Override 3x3's
+#: peak bytes per position of a tier solved with reverse lists (measured on Override 3x3's
 #: all-placed tier: about 140, with 7.7 moves inside the tier per position), and the fixed cost
 #: of the interpreter and libraries
 PEAK_BYTES_PER_TIER_POSITION = 150
+#: the same for scored games, whose tiers also hold the margins' arrays (measured on Blam
+#: 4x4-2's one-capture tiers of 37M positions, after their children are dropped: see the README)
+SCORED_PEAK_BYTES_PER_TIER_POSITION = 240
+#: bytes per position of a tier while it is expanded (its keys, plies and node arrays, the folded
+#: moves into other tiers; about 100 measured on Blam 4x4-2), beside its children, and bytes
+#: per position of a child tier loaded (key 8, side to move 1, value 1, remoteness 2, margin 2,
+#: its lookup index; 17.9 measured there)
+EXPAND_BYTES_PER_TIER_POSITION = 110
+CHILD_BYTES_PER_POSITION = 18
 BASE_BYTES = 400 * 2**20
 #: disk bytes per position while the run lasts: the discovery files (keys, plies and spilled
 #: children of later tiers; 10.1 measured on Override 3x3-2 when its discovery ended, with a
@@ -1109,16 +1161,21 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
     left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
     if left:
         largest = int(held["largest_left"])  # every tier is found: the largest still to solve
+    kids = int(held.get("largest_left_children", 0)) if left else 0
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
+
+        need = per * largest
+    elif low_memory:
+        need = PASSES_BYTES_PER_TIER_POSITION * largest + CHILD_BYTES_PER_POSITION * kids
     else:
-        per = PASSES_BYTES_PER_TIER_POSITION if low_memory else PEAK_BYTES_PER_TIER_POSITION
+        need = lists_memory(largest, kids, bool(game.scored))
     found = int(held["positions_discovered"]) if held else 0
     solved = int(held["positions_solved"]) if held else 0
     disk = (DISCOVERY_BYTES_PER_POSITION * max(0, positions - found)
             + TIER_FILE_BYTES_PER_POSITION * max(0, positions - solved))
     return {"positions": int(positions), "largest_tier": int(largest),
-            "memory": int(BASE_BYTES + per * largest), "disk": int(disk), "at_least": at_least,
+            "memory": int(BASE_BYTES + need), "disk": int(disk), "at_least": at_least,
             "largest_left": left}
 
 
@@ -1364,7 +1421,8 @@ def unfinished(folder: Path) -> str | None:
 def tier_progress(folder: Path) -> dict[str, Any] | None:
     """How far an unfinished tiered solve has got (``None``: none in ``folder``): tiers and
     positions discovered and solved, the positions of the largest discovered tier not yet solved
-    (``largest_left``), and the time left at the rate of the tiers solved so far (``None`` until
+    (``largest_left``) and the positions of the other tiers it reads (``largest_left_children``),
+    and the time left at the rate of the tiers solved so far (``None`` until
     two tiers are solved)."""
     work = work_dir(Path(folder))
     if _read_json(work / "run.json") is None:
@@ -1373,7 +1431,12 @@ def tier_progress(folder: Path) -> dict[str, Any] | None:
     sizes = {int(f["tier"]): int(f["positions"]) for f in found if "tier" in f}
     files = sorted(work.glob(f"{TIER_DIR}/tier-*.parquet"), key=lambda p: p.stat().st_mtime)
     done = {p.name for p in files}
-    largest_left = max((n for t, n in sizes.items() if tier_file(t) not in done), default=0)
+    left_tiers = [t for t in sizes if tier_file(t) not in done]
+    biggest = max(left_tiers, key=lambda t: sizes[t], default=None)
+    largest_left = sizes[biggest] if biggest is not None else 0
+    kids = {int(f["tier"]): f.get("children", []) for f in found if "tier" in f}
+    largest_left_children = (sum(sizes.get(u, 0) for u in kids.get(biggest, []) if u != biggest)
+                             if biggest is not None else 0)
     solved = 0
     span = 0.0  # the wall time the solved tiers took: the gaps between their files, but never
     last = None  # more than the tier's own time (a gap over it is a pause: the run was stopped)
@@ -1395,7 +1458,7 @@ def tier_progress(folder: Path) -> dict[str, Any] | None:
         left = (discovered - solved) / (solved / span)
     return {"folder": str(work), "tiers_discovered": len(sizes), "positions_discovered": discovered,
             "tiers_solved": len(files), "positions_solved": solved, "seconds_left": left,
-            "largest_left": largest_left}
+            "largest_left": largest_left, "largest_left_children": largest_left_children}
 
 
 def read_tier(folder: Path, entry: dict[str, Any]) -> pl.DataFrame:
