@@ -1462,12 +1462,18 @@ def _provenance_section(t: _Tables, solution: Any) -> Section:
     params = ", ".join(f"{k}={v}" for k, v in (given or {}).items()) or "-"
     sec = Section("Provenance", "Where the numbers come from: the table this report was computed from.")
     secs = m.get("solve_seconds")
+    took = f"{secs:.2f}" if isinstance(secs, (int, float)) else "-"
+    tiers = m.get("tiers")
+    if isinstance(tiers, list) and tiers and isinstance(secs, (int, float)):
+        # a tiered solve can resume over several runs: its metadata's time is the last run's
+        summed = sum(float(x.get("seconds") or 0.0) for x in tiers)
+        took += f" (the last run; all runs, each part's own time summed: {summed:,.0f})"
     rows = [["game", m.get("game")], ["variant", m.get("label")], ["parameters", params],
             ["variant id", m.get("variant_id")], ["rules version", m.get("rules_version")],
             ["toolkit version", m.get("toolkit_version")], ["solver", m.get("solver")],
             ["solution", m.get("solution")], ["symmetry", m.get("symmetry")],
             ["table", str(getattr(solution, "path", "-"))],
-            ["solve time (s)", f"{secs:.2f}" if isinstance(secs, (int, float)) else "-"],
+            ["solve time (s)", took],
             ["solved at", m.get("created")]]
     sec.table(["", ""], rows)
     return sec

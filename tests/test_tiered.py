@@ -539,6 +539,9 @@ def test_report_of_a_tiered_table_equals_the_whole_graph_report(tmp_path):
     tiered_sol = solve(game, out=tmp_path / "t", tiered=True)
     b = assert_same_reports(whole, tiered_sol, tmp_path)
     assert not any("edges table is missing" in line for line in b)
+    # a tiered solve may span runs: the provenance adds the tiers' own times, summed
+    summed = sum(t["seconds"] for t in tiered_sol.meta["tiers"])
+    assert f"(the last run; all runs, each part's own time summed: {summed:,.0f})" in "\n".join(b)
 
 
 def assert_same_reports(whole, tiered_sol, tmp_path: Path) -> list[str]:
