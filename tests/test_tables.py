@@ -80,3 +80,36 @@ def test_failed_write_leaves_no_half_table(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         solve(Subtraction.from_params(n=4), out=tmp_path)
     assert not list(tmp_path.rglob("*.parquet")) and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_keys_are_stored_as_deltas_and_read_back_exactly(tmp_path):
+    """Sorted position keys differ little from row to row: the key column is delta-encoded
+    (Parquet's DELTA_BINARY_PACKED), which on sorted keys is far smaller than plain values, and
+    reads back bit for bit, in one frame or in row groups, by polars and by a filter on the key."""
+    import numpy as np
+
+    from solver.tables import read_meta, write_parquet
+
+    rng = np.random.default_rng(3)
+    keys = np.sort(rng.choice(2**40, size=300_000, replace=False).astype(np.uint64))
+    keys[-1] = np.uint64(2**64 - 1)  # the largest key there is: deltas must not overflow
+    df = pl.DataFrame({"key": keys, "value": rng.integers(0, 4, len(keys)).astype(np.uint8)})
+    one = write_parquet(df, tmp_path / "one.parquet", {"x": 1})
+    parts = write_parquet((df.slice(i, 100_000) for i in range(0, len(keys), 100_000)), tmp_path / "parts.parquet", {"x": 2})
+    for path in (one, parts):
+        md = pq.ParquetFile(path).metadata
+        for g in range(md.num_row_groups):
+            col = md.row_group(g).column(0)
+            assert col.path_in_schema == "key" and "DELTA_BINARY_PACKED" in col.encodings
+        back = pl.read_parquet(path)
+        assert back["key"].to_numpy().tobytes() == keys.tobytes()
+        assert back["value"].equals(df["value"])
+        k = int(keys[123_456])
+        hit = pl.scan_parquet(path).filter(pl.col("key") == k).collect()
+        assert hit.height == 1 and int(hit["value"][0]) == int(df["value"][123_456])
+    assert read_meta(parts) == {"x": 2}
+    # plain values of the same keys, zstd as well, are larger
+    pq.write_table(df.to_arrow(), tmp_path / "plain.parquet", compression="zstd", use_dictionary=False)
+    key_size = lambda p: sum(pq.ParquetFile(p).metadata.row_group(g).column(0).total_compressed_size
+                             for g in range(pq.ParquetFile(p).metadata.num_row_groups))
+    assert key_size(one) < 0.8 * key_size(tmp_path / "plain.parquet")
