@@ -25,7 +25,7 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("greener", "3x4"),
     ("blam", "3x3"),
     # 2.24G positions in 2,792 tiers: 21 GB of discovery files, 6.1 hours of tier solves
-    # (summed; two at a time here), 14.0 GB peak, a 5.8 GB table
+    # (summed; two at a time here), 14.0 GB peak, a 4.0 GB table
     ("blam", "4x4-2"),
     ("carrots", "3x3"),
     ("petal", "6"),
