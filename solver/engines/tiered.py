@@ -765,13 +765,10 @@ def child_positions(run: Run, info: TierInfo) -> int:
     return sum(run.tier_positions.get(u, 0) for u in info.children if u != info.tier)
 
 
-def tier_memory(run: Run, info: TierInfo, passes: bool = False) -> int:
-    """Peak bytes of solving tier ``info`` (:func:`lists_memory`, or by passes without the
-    children it keeps), with the children of other tiers it reads."""
-    kids = child_positions(run, info)
-    if passes:
-        return PASSES_BYTES_PER_TIER_POSITION * info.positions + CHILD_BYTES_PER_POSITION * kids
-    return lists_memory(info.positions, kids, bool(run.game.scored))
+def tier_memory(run: Run, info: TierInfo) -> int:
+    """Peak bytes of solving tier ``info`` with reverse lists (:func:`lists_memory`), with the
+    children of other tiers it reads."""
+    return lists_memory(info.positions, child_positions(run, info), bool(run.game.scored))
 
 
 def lists_memory(positions: int, children: int, scored: bool) -> int:
@@ -881,6 +878,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     # be larger than the tier: Blam 4x4-2's no-capture tier of 55M positions reaches 531M)
     del children
     _release_children(run, info)
+    return_freed_memory()
     t_expand = time.perf_counter() - t0
     terminal = kind == NodeKind.TERMINAL
 
