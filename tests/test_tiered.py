@@ -752,3 +752,26 @@ def test_memory_freed_by_a_tier_goes_back_to_the_system() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     held, after = map(int, out.split())
     assert held - after > 400, (held, after)  # 270 arrays of 2 MB freed: about 515 MB given back
+
+
+def test_estimate_before_discovery_counts_the_measured_children_of_the_largest_tier(monkeypatch):
+    """Blam 4x4-2's largest tier (no capture, 55M positions) reads 531M positions of other
+    tiers while it is expanded: a fresh run's estimate counts them from the preset's measured
+    ``tier_children`` (a resumed one from its discovery), so it says about 15 GB, not the 12.7 of
+    the tier alone."""
+    from solver.api import make_game
+    from solver.games.blam import Blam
+
+    game = make_game("blam", rows=4, cols=4, per_size=2)
+    assert game.preset_name() == "4x4-2"
+    est = tiered.estimate(game)
+    positions, largest = Blam.tier_sizes["4x4-2"]
+    kids = Blam.tier_children["4x4-2"]
+    assert est["memory"] == tiered.BASE_BYTES + max(18 * kids + 110 * largest, 240 * largest)
+    monkeypatch.setattr(Blam, "tier_children", {})
+    alone = tiered.estimate(game)["memory"]
+    assert alone == tiered.BASE_BYTES + 240 * largest < est["memory"]
+    # resumed with every tier found: the run's own count of the largest tier still to solve
+    held = {"positions_discovered": positions, "positions_solved": 0, "largest_left": 1_000,
+            "largest_left_children": 10**9}
+    assert tiered.estimate(game, held=held)["memory"] == tiered.BASE_BYTES + 18 * 10**9 + 110 * 1_000

@@ -173,6 +173,9 @@ class Game(ABC, Generic[State]):
     #: the largest tier); the tiered solver's estimate of memory and disk before it starts. A third
     #: element ``"at least"`` marks lower bounds (a discovery stopped before its end)
     tier_sizes: ClassVar[Mapping[str, tuple]] = {}
+    #: measured: preset name -> positions of the other tiers that the largest tier's moves reach
+    #: (held while that tier is expanded; the estimate adds them to its memory)
+    tier_children: ClassVar[Mapping[str, int]] = {}
     #: True when chance nodes (dice) occur during play, not only as a random setup at the start:
     #: such a game with ``tier_of`` is solved tier by tier by value iteration
     #: (:mod:`solver.engines.tiered_chance`). A random setup alone is swept as tasks instead.

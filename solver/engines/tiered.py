@@ -1182,7 +1182,10 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
     left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
     if left:
         largest = int(held["largest_left"])  # every tier is found: the largest still to solve
-    kids = int(held.get("largest_left_children", 0)) if left else 0
+    # the children of the largest tier (still to solve): read from the run's discovery once
+    # every tier is found, else as measured for the preset (``Game.tier_children``)
+    kids = (int(held.get("largest_left_children", 0)) if left
+            else int((getattr(game, "tier_children", {}) or {}).get(name, 0)))
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
 

@@ -128,6 +128,8 @@ class Blam(Game[BlamState]):
     #: 680,896,926; three: 200 tiers, 671,208,108; four: 360 tiers, 352,617,087; five or more:
     #: 2,121 tiers, 136,279,599
     tier_sizes = {"4x4-2": (2_240_771_209, 55_256_950)}
+    #: 4x4-2: the no-capture tier's moves reach 96 tiers of 530,853,783 positions (its discovery)
+    tier_children = {"4x4-2": 530_853_783}
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"
