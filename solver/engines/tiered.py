@@ -536,19 +536,21 @@ def return_freed_memory() -> None:
 
 def _release_children(run: Run, info: TierInfo) -> None:
     """Tier ``info`` no longer needs its children (its moves into them are folded, or it is done,
-    or it failed): drop those no tier being solved holds. Once per tier: a second call is a no-op."""
+    or it failed): drop those no tier being solved holds (once per tier: a second call drops
+    nothing), then give the freed memory back (:func:`return_freed_memory`; at a tier's end its
+    own arrays are freed too)."""
     with run.child_lock:
-        if info.tier in run.children_released:
-            return
-        run.children_released.add(info.tier)
-        for u in info.children:
-            if u not in run.child_users:
-                continue  # never loaded (the tier stopped before)
-            left = run.child_users[u] - 1
-            run.child_users[u] = left
-            if left <= 0:
-                run.child_cache.pop(u, None)
-                del run.child_users[u]
+        if info.tier not in run.children_released:
+            run.children_released.add(info.tier)
+            for u in info.children:
+                if u not in run.child_users:
+                    continue  # never loaded (the tier stopped before)
+                left = run.child_users[u] - 1
+                run.child_users[u] = left
+                if left <= 0:
+                    run.child_cache.pop(u, None)
+                    del run.child_users[u]
+    return_freed_memory()
 
 
 def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
@@ -592,7 +594,6 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         return _solve_tier_lists(run, info)
     finally:
         _release_children(run, info)
-        return_freed_memory()
 
 
 def tier_arrays(run: Run, t: int) -> tuple[np.ndarray, ...]:
@@ -663,7 +664,6 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     # be larger than the tier: Blam 4x4-2's no-capture tier of 55M positions reaches 531M)
     del children
     _release_children(run, info)
-    return_freed_memory()
     t_expand = time.perf_counter() - t0
     # the moves inside the tier as reverse lists (parents of each row), filled chunk by chunk
     # from the scratch file
@@ -696,11 +696,10 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         while ext_src:
             _jit.fill_grouped(fill, em, ext_src.pop(0), ext_m.pop(0))
         del fill
-        tm = tmargin
         if n == 0 or int(to_move.max()) <= 1:  # two sides: one sweep per player
-            best = _jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
+            best = _jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tmargin, to_move)
         else:  # more sides to move: one threshold pass per candidate margin
-            best = threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tm)
+            best = threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tmargin)
         cols["margin"] = best.astype(np.int16, copy=False)
     del counts
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
@@ -760,9 +759,15 @@ def use_passes(run: Run, info: TierInfo) -> bool:
     return mem is not None and tier_memory(run, info) > 0.8 * mem
 
 
+def reached_positions(tier: int, children: list[int], sizes: dict[int, int]) -> int:
+    """Positions of the other tiers among ``children`` (``sizes``: positions by tier), which
+    tier ``tier`` loads while it is expanded."""
+    return sum(sizes.get(u, 0) for u in children if u != tier)
+
+
 def child_positions(run: Run, info: TierInfo) -> int:
-    """Positions of the other tiers tier ``info``'s moves reach (loaded while it is expanded)."""
-    return sum(run.tier_positions.get(u, 0) for u in info.children if u != info.tier)
+    """:func:`reached_positions` of a tier of this run."""
+    return reached_positions(info.tier, info.children, run.tier_positions)
 
 
 def tier_memory(run: Run, info: TierInfo) -> int:
@@ -874,11 +879,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                                            (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
             if scored:
                 np.maximum.at(ext_max, psrc, margins)
-    # the children's values are folded: drop them now, not when the tier is written (they can
-    # be larger than the tier: Blam 4x4-2's no-capture tier of 55M positions reaches 531M)
-    del children
+    del children  # folded: dropped now, as with lists
     _release_children(run, info)
-    return_freed_memory()
     t_expand = time.perf_counter() - t0
     terminal = kind == NodeKind.TERMINAL
 
@@ -1459,8 +1461,7 @@ def tier_progress(folder: Path) -> dict[str, Any] | None:
     biggest = max(left_tiers, key=lambda t: sizes[t], default=None)
     largest_left = sizes[biggest] if biggest is not None else 0
     kids = {int(f["tier"]): f.get("children", []) for f in found if "tier" in f}
-    largest_left_children = (sum(sizes.get(u, 0) for u in kids.get(biggest, []) if u != biggest)
-                             if biggest is not None else 0)
+    largest_left_children = reached_positions(biggest, kids.get(biggest, []), sizes) if biggest is not None else 0
     solved = 0
     span = 0.0  # the wall time the solved tiers took: the gaps between their files, but never
     last = None  # more than the tier's own time (a gap over it is a pause: the run was stopped)
