@@ -43,7 +43,7 @@ def _pct(x: float) -> str:
 
 
 def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dict[str, Any] | None) -> Document:
-    from solver.engines.tasks import wilson
+    from solver.core.stats import wilson
 
     seats = tuple(getattr(game, "seat_names", None) or ("player 1", "player 2"))
     first = seats[0]

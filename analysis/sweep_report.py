@@ -41,7 +41,8 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
     """How the estimate of the first player's win share narrows as setups are solved in the
     plan's order: for prefixes of the solved classes, the sample size (draws before the first
     unsolved class), the estimate and its Wilson interval."""
-    from solver.engines.tasks import first_draws, wilson
+    from solver.core.stats import wilson
+    from solver.engines.tasks import first_draws
 
     codes = setups.codes_of(table)
     solved = codes >= 0

@@ -29,13 +29,12 @@ from __future__ import annotations
 import pytest
 
 from solver.api import solve
-from solver.engines.tasks import wilson
+from solver.core.stats import wilson
 from solver.games import game_class
 from solver.players import MCTSPlayer, calibrate
 
 pytestmark = pytest.mark.slow
 
-Z999 = 3.2905267314919255
 
 #: (game, preset, self-play games, move cap): the cap ends games that repeat forever (draws)
 CASES = [
@@ -98,11 +97,11 @@ def test_mcts_self_play_reproduces_the_exact_verdict(name, preset, games, cap, t
     wins = round(cal.first_player["win"][0] * games)
     losses = round(cal.first_player["loss"][0] * games)
     if cal.exact.get("value") in ("draw", "tie"):
-        assert wilson(games - wins - losses, games, z=Z999)[0] > 0.5, cal.summary()
+        assert wilson(games - wins - losses, games, confidence=0.999)[0] > 0.5, cal.summary()
         return
     if cal.exact.get("value") in ("win", "lose"):
         winner = wins if cal.exact["value"] == "win" else losses
-        assert wilson(winner, games, z=Z999)[0] > 0.5, cal.summary()
+        assert wilson(winner, games, confidence=0.999)[0] > 0.5, cal.summary()
         return
-    lo, hi = wilson(wins, games, z=Z999)
+    lo, hi = wilson(wins, games, confidence=0.999)
     assert lo <= cal.exact_win_share <= hi, cal.summary()

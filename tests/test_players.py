@@ -21,7 +21,7 @@ import pytest
 from analysis.metrics import play_statistics
 from solver.api import make_game, solve
 from solver.core.game import NodeKind, Result
-from solver.engines.tasks import wilson
+from solver.core.stats import wilson
 from solver.errors import VariantError
 from solver.games import game_class
 from solver.players import (AlphaBetaPlayer, MCTSPlayer, Player, calibrate, estimate, evaluate,
@@ -267,7 +267,7 @@ def test_random_self_play_interval_contains_the_exact_random_play_share(greener_
     est = estimate(game, "random", games=1500, seed=12)
     n = est.games
     for k, p in ((est.wins, exact.p_first), (est.losses, exact.p_second), (est.ties, exact.p_tie)):
-        lo, hi = wilson(k, n, z=Z999)
+        lo, hi = wilson(k, n, confidence=0.999)
         assert lo <= p <= hi
     half = Z999 * est.sd_plies / math.sqrt(n)
     assert abs(est.mean_plies - exact.expected_length) <= half
@@ -595,7 +595,7 @@ def test_calibrating_perfect_play_on_random_setups(greener_solution):
     assert cal.kept == cal.moves > 0 and cal.blunders == 0
     assert cal.exact_win_share == pytest.approx(sol.root.p_win)
     k = round(cal.first_player["win"][0] * cal.games)
-    lo, hi = wilson(k, cal.games, z=Z999)
+    lo, hi = wilson(k, cal.games, confidence=0.999)
     assert lo <= sol.root.p_win <= hi
     bad = calibrate(game, Oracle(sol, worst=True), sol, games=20, seed=3)
     assert bad.blunders > 0 and bad.kept < bad.moves

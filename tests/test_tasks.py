@@ -192,12 +192,17 @@ def test_plan_order_and_estimate(whole_33):
 
 
 def test_wilson_interval_hand_values():
-    # k = 0 of n: upper end z^2 / (n + z^2); k = n: lower end n / (n + z^2)
-    z2 = tasks.Z95 ** 2
-    assert tasks.wilson(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
-    assert tasks.wilson(10, 10) == pytest.approx((10 / (10 + z2), 1.0))
-    lo, hi = tasks.wilson(50, 100)  # symmetric about 1/2
+    # k = 0 of n: upper end z^2 / (n + z^2); k = n: lower end n / (n + z^2), z the 97.5% quantile
+    from solver.core.stats import wilson
+
+    z2 = 1.959963984540054 ** 2
+    assert wilson(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
+    assert wilson(10, 10) == pytest.approx((10 / (10 + z2), 1.0))
+    lo, hi = wilson(50, 100)  # symmetric about 1/2
     assert lo == pytest.approx(1 - hi) and 0.40 < lo < 0.41
+    assert wilson(0, 0) == (0.0, 1.0)  # no observation: nothing is known
+    z3 = 3.2905267314919255 ** 2  # 99.9%
+    assert wilson(0, 10, confidence=0.999)[1] == pytest.approx(z3 / (10 + z3))
 
 
 def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):

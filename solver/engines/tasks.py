@@ -56,6 +56,7 @@ import polars as pl
 import solver
 from solver.core.arrays import lookup_sorted
 from solver.core.game import Game, NodeKind
+from solver.core.stats import Z95, wilson
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
 from solver.engines.tiered import _atomic_json, _read_json
@@ -80,7 +81,6 @@ FLUSH_SECONDS = 10.0
 MERGE_PARTS = 200
 #: seconds to wait for a scheduler before giving up with one line
 CONNECT_TIMEOUT = 5.0
-Z95 = 1.959963984540054
 #: the values of a setups table, in the order of :meth:`Setups.codes_of`
 VALUES = ("win", "lose", "tie", "draw")
 
@@ -373,17 +373,6 @@ def first_draws(draws: np.ndarray, n: int) -> np.ndarray:
     heads = np.flatnonzero(np.concatenate([[True], grouped[1:] != grouped[:-1]]))
     first[grouped[heads]] = by[heads]
     return first
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``k / n`` (95% by default)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def sample_estimate(table: pl.DataFrame, setups: Setups, draws: np.ndarray) -> dict[str, Any]:

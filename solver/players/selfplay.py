@@ -26,14 +26,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from solver.core.game import Game, NodeKind, Result
-from solver.engines.tasks import wilson
+from solver.core.stats import Z95, wilson
 from solver.errors import VariantError
 from solver.players.base import Player, sample_chance
 
 #: default move cap of a self-play game (choices: decisions and simultaneous choices; dice rolls
 #: and setups do not count)
 DEFAULT_MAX_MOVES = 500
-_Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -320,7 +319,7 @@ def summarise(game: Game, records: list[GameRecord], *, player1: str, player2: s
     if game.scored and len(margins):
         mean_margin = float(margins.mean())
         if len(margins) > 1:
-            half = _Z95 * float(margins.std(ddof=1)) / math.sqrt(len(margins))
+            half = Z95 * float(margins.std(ddof=1)) / math.sqrt(len(margins))
             interval = (mean_margin - half, mean_margin + half)
     return Estimate(
         game=game.variant.label(), player1=player1, player2=player2, games=n, seed=seed,
