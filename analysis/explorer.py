@@ -182,8 +182,13 @@ def create_app(tables: str | Path = "tables") -> Flask:
         entry = next((e for e in find_tables(root) if e["game"] == game_name and e["variant_id"] == variant_id),
                      None)
         if entry is None:
+            from solver.games import list_games
+
+            games = [e.name for e in list_games() if e.cls is not None]
+            if game_name not in games:
+                raise ExplorerError(f"there is no game {game_name!r}; the games are {', '.join(games)}", 404)
             raise ExplorerError(f"no solved variant {game_name}/{variant_id} under {root}; "
-                                "solve it with `pyramids solve` first", 404)
+                                f"solve it with `pyramids solve {game_name} --set ...` first", 404)
         meta = entry["meta"]
         game = make_game(game_name, meta["variant"])
         return load(game, out=root, symmetry=bool(meta.get("symmetry", True)))
@@ -316,6 +321,7 @@ def serve(port: int = 8765, tables: str | Path = "tables", host: str = "127.0.0.
     from werkzeug.serving import make_server
 
     import socket
+    import socketserver
 
     app = create_app(tables)
     try:  # werkzeug exits the process on a port in use: ask first, and say it in one line
@@ -328,7 +334,7 @@ def serve(port: int = 8765, tables: str | Path = "tables", host: str = "127.0.0.
     print(f"explorer at http://{host}:{server.server_port}/ (tables: {tables}); Ctrl-C stops", flush=True)
     if ready is not None:
         ready(server)
-    try:
-        server.serve_forever()
+    try:  # socketserver's loop: werkzeug's own serve_forever swallows Ctrl-C (the command exits 130)
+        socketserver.BaseServer.serve_forever(server)
     finally:
         server.server_close()

@@ -268,7 +268,9 @@ def format_table(df: pl.DataFrame) -> str:
     """The comparison table as aligned text for the terminal (shares as percentages)."""
     cols = _table_columns(df)
     head = [HEADERS.get(c, c) for c in cols]
-    body = [[_cell(c, r[c]) for c in cols] for r in df.iter_rows(named=True)]
+    rows = list(df.iter_rows(named=True))
+    body = [[_cell(c, r[c]) + (" (not certified)" if c == "verdict" and r.get("not_certified") else "")
+             for c in cols] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
 
     def line(cells: list[str]) -> str:
@@ -277,6 +279,9 @@ def format_table(df: pl.DataFrame) -> str:
 
     out = [line(head), "  ".join("-" * w for w in widths)]
     out += [line(b) for b in body]
+    varied = [c for c in df.columns if c not in _KNOWN]
+    out += [f"not certified: {', '.join(f'{c}={r[c]}' for c in varied)}: {r['not_certified']}"
+            for r in rows if r.get("not_certified")]
     return "\n".join(out)
 
 

@@ -21,6 +21,7 @@ import polars as pl
 
 from solver.core.game import Game, NodeKind
 from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
+from solver.core.variant import make_variant
 from solver.engines import pipeline
 from solver.engines.pipeline import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
@@ -498,8 +499,11 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
         hint = (f"; the largest preset that solves here is `pyramids solve {game.name} "
                 f"--preset {game.largest_preset}` ({sets})")
     if why is not None:
+        default = make_variant(game.name, game.params, {}).as_text()
+        sets = " ".join(f"--set {k}={v}" for k, v in game.variant.as_text().items() if v != default[k])
         raise TooBigError(f"{game.variant.label()} is beyond exact solving: {why}, tables take 64"
-                          f"{hint} (full-size balance estimates by self-play are not available yet)")
+                          f"{hint}; `pyramids estimate {game.name}{' ' + sets if sets else ''}` "
+                          "estimates its balance by self-play")
     large = game.known_large()
     if large is not None and max_positions is not None and max_positions > 0 and not tiered:
         from solver.engines.tiered import supports_tiers
@@ -609,7 +613,7 @@ def solve(
             if meta is not None and (meta.get("game") != game.name
                                      or meta.get("variant") != game.variant.as_text()):
                 raise
-            notes.append(f"the table on disk was not used ({exc}); solving again")
+            notes.append(f"the table on disk was not used ({exc.problem}); solving again")
         else:
             why = _reusable(sol.meta, tol)
             if why is None:

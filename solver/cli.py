@@ -188,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--line", action="store_true",
                    help="also the principal variation: the perfect-play game from this position to "
                         "its end, move by move (chance: the most likely roll, marked)")
-    p.add_argument("--svg", type=Path, default=None, metavar="FILE",
+    p.add_argument("--svg", type=str, default=None, metavar="FILE",
                    help="also write the position as a picture (SVG) to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -347,7 +347,7 @@ def _check_args(args: argparse.Namespace) -> None:
     """Refuse bad option values before any work starts (one line each)."""
     from solver.api import check_tol
     from solver.errors import VariantError
-    from solver.tables import check_writable
+    from solver.tables import check_file_path, check_writable
 
     if getattr(args, "exact_limit", 0) < 0:
         raise VariantError(f"--exact-limit {args.exact_limit} is negative; give a number of positions")
@@ -359,6 +359,8 @@ def _check_args(args: argparse.Namespace) -> None:
         check_writable(args.out, "--out")
     if hasattr(args, "reports"):
         check_writable(args.reports, "--reports")
+    if getattr(args, "svg", None) is not None:
+        check_file_path(args.svg, "--svg", "board.svg")
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -496,7 +498,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({
             "game": game.name, "variant": game.variant.label(), "ok": res.ok,
-            "positions": res.positions, "exhaustive": res.exhaustive, "playouts": res.playouts,
+            "positions": res.positions, "from_start": res.from_start, "exhaustive": res.exhaustive, "playouts": res.playouts,
             "expand_checked": res.expand_checked, "seconds": round(wall, 3),
             "problems": [{"rule": p.rule, "message": p.message, "key": p.key, "position": p.position,
                           "count": res.counts.get(p.rule, 1)} for p in res.problems],
@@ -509,7 +511,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     batch = (f"; the batch expand agrees with the rules on {res.expand_checked:,} of them"
              if res.expand_checked and not any(p.rule == "expand" for p in res.problems) else "")
     verdict = "ok" if res.ok else f"{len(res.problems)} protocol rule(s) broken"
-    print(f"{verdict}: {res.positions:,} positions checked ({scope}), {res.playouts} random games"
+    deep = res.positions - res.from_start
+    games = f"{res.playouts} random game{'s' if res.playouts != 1 else ''}"
+    played = (f" and {deep:,} more along {games}" if deep
+              else f", {games} (no new positions)" if res.playouts else "")
+    print(f"{verdict}: {res.from_start:,} positions checked from the start ({scope}){played}"
           f"{batch}; {wall:.1f} s")
     return 0 if res.ok else 1
 
@@ -1106,13 +1112,13 @@ def _play(args: argparse.Namespace, input_fn, output) -> int:
         if kind == NodeKind.SIMULTANEOUS:
             state = _play_simultaneous(game, sol, state, human, rng, input_fn, output)
             if state is None:
-                return 0
+                return _quit(output)
             continue
         mover = game.to_move(state)
         if mover == human:
             text = input_fn("your move: ").strip()
             if text in ("quit", "exit", "q"):
-                return 0
+                return _quit(output)
             if text in ("moves", "help", "?"):
                 output("legal: " + " ".join(game.action_name(state, a) for a in game.legal_actions(state)))
                 continue
@@ -1126,6 +1132,15 @@ def _play(args: argparse.Namespace, input_fn, output) -> int:
             best = sol.moves(state)[0]
             output(f"computer plays {best.move}  ({_describe_move(best).split(None, 1)[1]})")
             state = game.apply(state, game.parse_action(state, best.move))
+
+
+def _quit(output) -> int:
+    """`quit` typed: end the prompt's line (a terminal has echoed the typed newline; piped input
+    has not) and say goodbye, exit code 0."""
+    if not sys.stdin.isatty():
+        output("")
+    output("quit: goodbye")
+    return 0
 
 
 def _play_simultaneous(game, sol, state, human: int, rng: random.Random, input_fn, output):
@@ -1206,7 +1221,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if not args.vary:
         raise VariantError("tune needs at least one --vary NAME=V1,V2 (e.g. --vary per_size=1,2)")
     vary: dict[str, list[str]] = {}
-    for name, values in parse_assignments(args.vary).items():
+    for name, values in parse_assignments(args.vary, option="--vary", example="per_size=1,2").items():
         vals = [v.strip() for v in values.split(",") if v.strip()]
         if not vals:
             raise VariantError(f"--vary {name}= needs at least one value, e.g. --vary {name}=1,2")

@@ -2,7 +2,15 @@
 
 
 class PyramidsError(Exception):
-    """Base class of every error caused by user input (printed as one line by the CLI)."""
+    """Base class of every error caused by user input (printed as one line by the CLI).
+
+    ``fix``: what the user does about it, kept apart from the ``problem`` so that a caller that
+    repairs the fault itself (solving a damaged table again) can quote the problem alone."""
+
+    def __init__(self, problem: str = "", *, fix: str | None = None) -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{problem}; {fix}" if fix else problem)
 
 
 class VariantError(PyramidsError):

@@ -63,7 +63,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from solver.core.values import NO_REMOTENESS
-from solver.errors import TableError
+from solver.errors import PyramidsError, TableError
 from solver.faults import fault_point
 
 META_KEY = b"pyramids"
@@ -78,6 +78,28 @@ def variant_dir(game: str, variant_id: str, *, root: str | Path | None = None, s
     return base / game / (variant_id if symmetry else variant_id + "-nosym")
 
 
+def _first_non_folder(path: Path) -> Path | None:
+    """The first existing ancestor of ``path`` (or ``path`` itself) that is not a folder."""
+    for parent in [path, *path.parents]:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def _why_not_writable(exc: OSError, folder: Path) -> str:
+    """Why files cannot be made in an existing ``folder``, in words (``exc`` from trying)."""
+    import errno
+
+    words = {
+        errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+        errno.EROFS: "a read-only file system", errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "the disk quota is used up",
+        # /proc, /sys: the folder exists but refuses new files with "No such file or directory"
+        errno.ENOENT: "its folder takes no new files, as in /proc or /sys",
+    }
+    return words.get(exc.errno, exc.strerror or str(exc))
+
+
 def check_writable(root: str | Path, what: str = "--out") -> Path:
     """Make sure tables (or reports) can be written under ``root`` before any work starts.
 
@@ -87,19 +109,41 @@ def check_writable(root: str | Path, what: str = "--out") -> Path:
     if str(root) == "":
         raise TableError(f"{what} is empty; give a folder, e.g. {what} tables")
     root = Path(root)
-    for parent in [root, *root.parents]:
-        if parent.exists():
-            if not parent.is_dir():
-                raise TableError(f"{what} {root}: {parent} is a file, not a folder; pick another {what}")
-            break
+    blocker = _first_non_folder(root)
+    if blocker is not None:
+        raise TableError(f"{what} {root}: {blocker} is a file, not a folder; pick another {what}")
     try:
         root.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=root)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise TableError(f"cannot write to {what} {root} ({exc.strerror or exc}); pick a writable folder") from None
+        raise TableError(f"cannot write to {what} {root} ({_why_not_writable(exc, root)}); "
+                         "pick a writable folder") from None
     return root
+
+
+def check_file_path(path: str | Path, what: str, example: str) -> Path:
+    """Make sure a single output file (``--svg FILE``) can be written at ``path`` before any work:
+    a non-empty name that is not a folder, under folders (created if needed) that take new files.
+    Raises :class:`PyramidsError` with the fix."""
+    if str(path).strip() in ("", ".", ".."):
+        raise PyramidsError(f"{what} needs a file name, got {str(path)!r}; write e.g. {what} {example}")
+    path = Path(path)
+    if path.is_dir():
+        raise PyramidsError(f"{what} {path} is a folder; give a file name, e.g. {what} {path / example}")
+    blocker = _first_non_folder(path.parent)
+    if blocker is not None:
+        raise PyramidsError(f"{what} {path}: {blocker} is a file, not a folder; pick another path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PyramidsError(f"cannot write {what} {path} ({_why_not_writable(exc, path.parent)}); "
+                            "pick a writable path") from None
+    return path
 
 
 def _world_readable(path: str | Path) -> None:
@@ -251,14 +295,14 @@ def read_meta(path: str | Path) -> dict[str, Any]:
     try:
         schema = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise TableError(f"{path} is not a readable Parquet table ({exc}); delete it and solve again") from None
+        raise TableError(f"{path} is not a readable Parquet table ({exc})", fix="delete it and solve again") from None
     raw = (schema.metadata or {}).get(META_KEY)
     if raw is None:
         raise TableError(f"{path} has no pyramids metadata; it was not written by this toolkit")
     try:
         return json.loads(raw)
     except json.JSONDecodeError:
-        raise TableError(f"{path} has corrupt metadata; delete it and solve again") from None
+        raise TableError(f"{path} has corrupt metadata", fix="delete it and solve again") from None
 
 
 def read_parquet(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -269,7 +313,7 @@ def read_parquet(path: str | Path) -> tuple[pl.DataFrame, dict[str, Any]]:
         if not isinstance(df, pl.DataFrame):
             raise ValueError("not a table")
     except Exception as exc:  # pyarrow/polars raise several exception types for corrupt files
-        raise TableError(f"{path} is corrupt ({type(exc).__name__}); delete it and solve again") from None
+        raise TableError(f"{path} is corrupt ({type(exc).__name__})", fix="delete it and solve again") from None
     return df, meta
 
 
@@ -283,7 +327,7 @@ def check_meta(meta: dict[str, Any], *, game: str, variant: dict[str, str], rule
     if meta.get("rules_version") != rules_version:
         raise TableError(
             f"{path} was solved with rules version {meta.get('rules_version')} but the current "
-            f"rules are version {rules_version}; solve again with --force"
+            f"rules are version {rules_version}", fix="solve again with --force"
         )
 
 
@@ -300,8 +344,8 @@ def read_variant(folder: str | Path, *, game: str, variant: dict[str, str], rule
     n = positions.height
     counts = meta.get("counts") or {}
     if counts.get("positions", n) != n:
-        raise TableError(f"{path} holds {n:,} rows but its metadata says {counts.get('positions'):,}; "
-                         "solve again with --force")
+        raise TableError(f"{path} holds {n:,} rows but its metadata says {counts.get('positions'):,}",
+                         fix="solve again with --force")
     companions: dict[str, pl.DataFrame] = {}
     listed = meta.get("files")
     names = listed if listed is not None else [f.name for f in sorted(folder.glob("*.parquet"))]
@@ -310,10 +354,10 @@ def read_variant(folder: str | Path, *, game: str, variant: dict[str, str], rule
             continue
         fpath = folder / name
         if not fpath.exists():
-            raise TableError(f"{folder} is incomplete: {name} is missing; solve again with --force")
+            raise TableError(f"{folder} is incomplete: {name} is missing", fix="solve again with --force")
         fmeta = read_meta(fpath)
         if fmeta.get("solve_id") != meta.get("solve_id") or fmeta.get("variant") != meta.get("variant"):
-            raise TableError(f"{fpath} belongs to another solve than {POSITIONS}; solve again with --force")
+            raise TableError(f"{fpath} belongs to another solve than {POSITIONS}", fix="solve again with --force")
         df, _ = read_parquet(fpath)
         if name == EDGES:
             _check_edges(df, n, fpath, counts.get("edges"))
@@ -324,15 +368,15 @@ def read_variant(folder: str | Path, *, game: str, variant: dict[str, str], rule
 def _check_edges(edges: pl.DataFrame, n: int, path: Path, expected: int | None) -> None:
     for col in ("src", "dst"):
         if col not in edges.columns:
-            raise TableError(f"{path} has no {col!r} column; solve again with --force")
+            raise TableError(f"{path} has no {col!r} column", fix="solve again with --force")
     if expected is not None and edges.height != expected:
         raise TableError(f"{path} holds {edges.height:,} moves but the positions table says "
-                         f"{expected:,}; solve again with --force")
+                         f"{expected:,}", fix="solve again with --force")
     if edges.height:
         hi = max(int(edges["src"].max()), int(edges["dst"].max()))
         if hi >= n:
-            raise TableError(f"{path} points at row {hi:,} of a {n:,}-row positions table; "
-                             "solve again with --force")
+            raise TableError(f"{path} points at row {hi:,} of a {n:,}-row positions table",
+                             fix="solve again with --force")
 
 
 #: rows per row group of a table written in slices (:func:`positions_frames`)

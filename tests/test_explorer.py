@@ -88,7 +88,7 @@ def test_simultaneous_page_shows_the_mixed_strategies(client):
 
 @pytest.mark.parametrize("url,status,words", [
     ("/v/blam/no-such-variant", 404, "no solved variant"),
-    ("/v/nogame/x", 404, "no solved variant"),
+    ("/v/nogame/x", 404, "there is no game"),
     (f"/v/blam/{BLAM_ID}?moves=Z@z9", 400, "cannot be played"),
     ("/nowhere", 404, "no such page"),
 ])

@@ -64,7 +64,8 @@ class CheckResult:
     """What :func:`check_game` did and found."""
 
     problems: list[Problem] = field(default_factory=list)
-    positions: int = 0  # distinct positions checked
+    positions: int = 0  # distinct positions checked in all
+    from_start: int = 0  # of them, checked breadth first from the start (at most ``--positions``)
     exhaustive: bool = False  # every position reachable from the start was checked
     playouts: int = 0
     expand_checked: int = 0  # positions whose batch expansion was compared with the rules
@@ -153,6 +154,7 @@ def check_game(game: Game, *, playouts: int = 20, max_plies: int = 200, position
             queued.add(key)
             queue.append(child)
     result.exhaustive = complete
+    result.from_start = len(seen)
 
     # random games to the end (deep positions of large variants)
     rng = random.Random(seed)

@@ -184,17 +184,17 @@ def make_variant(game: str, specs: Iterable[Param], given: Mapping[str, Any]) ->
     return Variant(game, tuple(items), specs)
 
 
-def parse_assignments(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse ``["size=3", "line=3"]`` into a dict; a malformed pair is a one-line error."""
+def parse_assignments(pairs: Iterable[str], *, option: str = "--set",
+                      example: str = "size=3") -> dict[str, str]:
+    """Parse ``["size=3", "line=3"]`` into a dict; a malformed pair is a one-line error that names
+    ``option`` (``--set``, ``--vary``) with an ``example`` of its form."""
     out: dict[str, str] = {}
     for pair in pairs:
-        if "=" not in pair:
-            raise VariantError(f"--set takes name=value, got {pair!r}; write e.g. --set size=3")
-        name, value = pair.split("=", 1)
+        name, eq, value = pair.partition("=")
         name = name.strip()
-        if not name:
-            raise VariantError(f"--set takes name=value, got {pair!r}")
+        if not eq or not name:
+            raise VariantError(f"{option} takes name=value, got {pair!r}; write e.g. {option} {example}")
         if name in out:
-            raise VariantError(f"parameter {name!r} is set twice")
+            raise VariantError(f"parameter {name!r} is given twice to {option}")
         out[name] = value
     return out

@@ -1006,8 +1006,8 @@ def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, ins
         sel = ct == u
         child = children.get(int(u))
         if child is None:
-            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                             "solve again with --force")
+            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record",
+                             fix="solve again with --force")
         ck = kids[sel]
         idx = child.index(ck)
         _check_found(child.keys, idx, ck, t, int(u))
@@ -1033,7 +1033,7 @@ def _check_found(keys: np.ndarray, idx: np.ndarray, wanted: np.ndarray, t: int, 
     clipped = np.minimum(idx, max(len(keys) - 1, 0))
     if len(keys) == 0 or not np.array_equal(keys[clipped], wanted):
         raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
-                         "files are damaged; solve again with --force")
+                         "files are damaged", fix="solve again with --force")
 
 
 def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
@@ -1335,7 +1335,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         path = run.tiers_dir / tier_file(t)
         meta_t = read_meta(path)
         if meta_t.get("run_id") != run.run_id:
-            raise TableError(f"{path} belongs to another run; solve again with --force")
+            raise TableError(f"{path} belongs to another run", fix="solve again with --force")
         tier_metas.append(meta_t)
         st = stats.get(t, {})
         counts = st.get("by_value")
@@ -1414,22 +1414,22 @@ def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_ver
     if meta is not None and (folder / "run.json").exists():
         tidy(folder)  # a run killed right after its final rename
     if meta is None:
-        raise TableError(f"{folder / MANIFEST} is missing or corrupt; solve again with --force")
+        raise TableError(f"{folder / MANIFEST} is missing or corrupt", fix="solve again with --force")
     if meta.get("game") != game or meta.get("variant") != variant:
         raise TableError(f"{folder} holds {meta.get('label', '?')}, not the requested variant; "
                          "use another --out folder or solve with --force")
     if meta.get("rules_version") != rules_version:
         raise TableError(f"{folder} was solved with rules version {meta.get('rules_version')} but the "
-                         f"current rules are version {rules_version}; solve again with --force")
+                         f"current rules are version {rules_version}", fix="solve again with --force")
     for t in meta.get("tiers", []):
         path = folder / t["file"]
         if not path.exists():
             raise TableError(f"{folder} is incomplete: tier {t['tier']} ({t['name']}) is missing "
-                             f"({t['file']}); solve again with --force")
+                             f"({t['file']})", fix="solve again with --force")
         fmeta = read_meta(path)
         if fmeta.get("run_id") != meta.get("solve_id") or fmeta.get("rules_version") != rules_version:
             raise TableError(f"{path}: tier {t['tier']} ({t['name']}) belongs to another solve or rules "
-                             "version; solve again with --force")
+                             "version", fix="solve again with --force")
     return meta
 
 

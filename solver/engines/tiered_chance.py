@@ -60,7 +60,7 @@ def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
 
     path = run.tiers_dir / tier_file(u)
     if not path.exists():
-        raise TableError(f"tier {t} reaches tier {u}, whose file is missing; solve again with --force")
+        raise TableError(f"tier {t} reaches tier {u}, whose file is missing", fix="solve again with --force")
     lo, hi = int(need[0]), int(need[-1])
     df = (pl.scan_parquet(path).select(CHILD_COLUMNS)
           .filter((pl.col("key") >= lo) & (pl.col("key") <= hi)).collect())
@@ -82,8 +82,8 @@ def _outside_rows(run: Any, t: int, info: Any, kids: np.ndarray, ct: np.ndarray,
     base = n
     for u in unique(ct[~inside]).tolist():
         if int(u) not in info.children:
-            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record; "
-                             "solve again with --force")
+            raise TableError(f"tier {t} reaches tier {u}, which its discovery did not record",
+                             fix="solve again with --force")
         sel = ct == u
         need = unique(kids[sel])
         rows_u = _child_rows(run, t, int(u), need)
