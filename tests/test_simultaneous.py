@@ -18,7 +18,8 @@ import pytest
 from hypothesis import assume, event, given, settings, strategies as st
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph, enumerate_positions
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.graph import Graph
 from solver.engines.matrix_game import solve_matrix_game, solve_matrix_games
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, simultaneous_node_values, solve_simultaneous
 from solver.engines.value_iteration import value_iteration

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 from solver.engines.value_iteration import edge_values, value_iteration
 
 D, C, T, SIM = NodeKind.DECISION, NodeKind.CHANCE, NodeKind.TERMINAL, NodeKind.SIMULTANEOUS

@@ -77,7 +77,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 from solver.engines.matrix_game import CHUNK, solve_matrix_games
 from solver.engines.value_iteration import (
     Progress,

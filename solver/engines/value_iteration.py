@@ -1,6 +1,6 @@
 """Value iteration: expected results of games with chance nodes and cycles.
 
-Works on the integer-keyed :class:`~solver.engines.enumerate.Graph` (the same arrays the
+Works on the integer-keyed :class:`~solver.engines.graph.Graph` (the same arrays the
 retrograde engine uses) and knows nothing about any particular game.
 
 Values are **expected results from the side to move**: +1 win, -1 loss, 0 tie or endless play.
@@ -63,7 +63,7 @@ from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
 from solver.core.arrays import ranges as _ranges, unique
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports
 Progress = Callable[[str, int, int, float], None]
