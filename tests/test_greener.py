@@ -16,7 +16,8 @@ import pytest
 from solver.core.game import Game, NodeKind, Result
 from solver.core.values import LOSE, TIE, WIN
 from solver.engines.alphabeta import AlphaBeta
-from solver.engines.enumerate import Graph, enumerate_positions
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.graph import Graph
 from solver.engines.retrograde import retrograde
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 from solver.games import make_game

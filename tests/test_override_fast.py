@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 
 from solver.core.game import Expansion, Game
-from solver.engines.enumerate import Graph, enumerate_positions
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.graph import Graph
 from solver.games import make_game
 from solver.games.override import PASS, Override, OverrideState, piece
 

@@ -231,7 +231,7 @@ def test_solve_refuses_a_dead_end_in_one_line(capsys, tmp_path):
 
 
 def test_retrograde_refuses_a_hand_built_dead_end():
-    from solver.engines.enumerate import Graph
+    from solver.engines.graph import Graph
 
     graph = enumerate_positions(Subtraction.from_params(n=3), workers=1)
     offsets = graph.offsets.copy()

@@ -18,7 +18,8 @@ import pytest
 from hypothesis import assume, event, given, settings, strategies as st
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph, enumerate_positions
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.graph import Graph
 from solver.engines.matrix_game import solve_matrix_game, solve_matrix_games
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, simultaneous_node_values, solve_simultaneous
 from solver.engines.value_iteration import value_iteration
@@ -477,12 +478,12 @@ def solve_both_ways(graph: Graph, monkeypatch, **kwargs):
 @pytest.mark.parametrize("seed", range(12))
 def test_level_sweeps_equal_block_sweeps_on_random_rounds(seed: int, monkeypatch) -> None:
     from solver.engines.simultaneous import _plain_levels
-    from solver.engines.value_iteration import _prepare
+    from solver.engines.stochastic import prepare
 
     rng = random.Random(seed)
     nodes = round_game(rng, rng.randint(6, 14))
     graph = build(nodes)
-    sys = _prepare(graph, None).sys
+    sys = prepare(graph, None).sys
     plain = np.flatnonzero((sys.kind == D) | (sys.kind == C))
     assert _plain_levels(sys, np.arange(graph.n), plain) is not None  # the level order applies
     levels, blocks = solve_both_ways(graph, monkeypatch, max_sweeps=400)
@@ -501,7 +502,7 @@ def test_level_sweeps_equal_block_sweeps_on_random_rounds(seed: int, monkeypatch
 
 def test_plain_cycles_fall_back_to_block_sweeps() -> None:
     from solver.engines.simultaneous import _plain_levels
-    from solver.engines.value_iteration import _prepare
+    from solver.engines.stochastic import prepare
 
     # 0 (simultaneous) -> 1, 2; 1 and 2 decision nodes that move to each other: a cycle without
     # the simultaneous node, so no level order
@@ -511,7 +512,7 @@ def test_plain_cycles_fall_back_to_block_sweeps() -> None:
         Node(D, 1, edges=((1, 1.0), (3, 1.0))),
         Node(T, 0, result=1),
     ]
-    sys = _prepare(build(nodes), None).sys
+    sys = prepare(build(nodes), None).sys
     assert _plain_levels(sys, np.arange(4), np.array([1, 2])) is None
     assert [lv.tolist() for lv in _plain_levels(sys, np.arange(4), np.array([1]))] == [[1]]
 
@@ -551,7 +552,7 @@ def reference_terminal_distance(graph: Graph) -> np.ndarray:
 @pytest.mark.parametrize("seed", range(8))
 def test_compiled_distances_and_levels_equal_references(seed: int) -> None:
     from solver.engines.simultaneous import _plain_levels, _terminal_distance
-    from solver.engines.value_iteration import _prepare
+    from solver.engines.stochastic import prepare
 
     rng = random.Random(seed)
     nodes = round_game(rng, 30) if seed % 2 else random_game(rng, 30, cyclic=True)
@@ -560,7 +561,7 @@ def test_compiled_distances_and_levels_equal_references(seed: int) -> None:
     graph = build(nodes)
     dist = _terminal_distance(graph.offsets.astype(np.int64), graph.child, graph.kind == T)
     assert dist.tolist() == reference_terminal_distance(graph).tolist()
-    sys = _prepare(graph, None).sys
+    sys = prepare(graph, None).sys
     plain = np.flatnonzero((sys.kind == D) | (sys.kind == C))
     levels = _plain_levels(sys, np.arange(graph.n), plain)
     if seed % 2:  # round games have levels, unless a move loops

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 from solver.engines.value_iteration import edge_values, value_iteration
 
 D, C, T, SIM = NodeKind.DECISION, NodeKind.CHANCE, NodeKind.TERMINAL, NodeKind.SIMULTANEOUS
@@ -321,11 +321,12 @@ def test_non_terminal_without_moves_is_rejected() -> None:
 def test_bellman_residual_in_blocks_equals_in_one_pass(seed: int) -> None:
     """The certificate's residual, computed over blocks of a few moves, is the one-pass value,
     for the solved values and for perturbed ones."""
-    from solver.engines.value_iteration import _bellman_residual, _prepare
+    from solver.engines.stochastic import prepare
+    from solver.engines.value_iteration import _bellman_residual
 
     rng = random.Random(300 + seed)
     g = make_graph(random_dag(rng, 60))
-    prep = _prepare(g, None)
+    prep = prepare(g, None)
     value = value_iteration(g).value
     noisy = value + np.random.default_rng(seed).normal(0, 0.1, len(value))
     for v in (value, noisy):

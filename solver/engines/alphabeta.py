@@ -79,7 +79,7 @@ class AlphaBeta:
                 child = g.apply(state, action)
                 kids.append((self._key(child), g.to_move(child) == mover, child))
             if not kids:  # would silently score as a draw
-                from solver.engines.retrograde import dead_end_message
+                from solver.engines.graph import dead_end_message
                 from solver.errors import ProtocolError
 
                 raise ProtocolError(dead_end_message(key, NodeKind.DECISION))

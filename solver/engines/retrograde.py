@@ -1,6 +1,6 @@
 """Retrograde analysis: value and exact remoteness of every position, by backward induction.
 
-Works on the arrays of a :class:`~solver.engines.enumerate.Graph` (two-sided games with decision
+Works on the arrays of a :class:`~solver.engines.graph.Graph` (two-sided games with decision
 and terminal nodes). Three steps, as in GamesmanOne:
 
 1. **win/lose** by undecided-children counters, level by level in increasing remoteness (a
@@ -34,7 +34,7 @@ from solver.core.game import NodeKind
 from solver.core.values import DRAW, NO_REMOTENESS
 from solver.core.arrays import unique
 from solver.engines import _retro_jit as _jit
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph, dead_end_message
 
 #: callback(step_name, level, decided_so_far)
 Progress = Callable[[str, int, int], None]
@@ -58,13 +58,6 @@ def refuse_dead_ends(graph: Graph) -> None:
     if dead.any():
         row = int(np.flatnonzero(dead)[0])
         raise ProtocolError(dead_end_message(int(graph.keys[row]), NodeKind(int(graph.kind[row]))))
-
-
-def dead_end_message(key: int, kind: NodeKind, where: str = "") -> str:
-    """The one-line refusal of a non-terminal position without moves."""
-    return (f"position {key}{where} is a {kind.name.lower()} node with no moves: the game must "
-            "declare it terminal (with an outcome) or give the player a pass move; `pyramids check` "
-            "lists every protocol problem")
 
 
 def retrograde(graph: Graph, *, scored: bool = False, progress: Progress | None = None) -> Solved:

@@ -13,14 +13,15 @@ matrix game's value for player 0, negated when its own ``to_move`` is player 1.
 
 How it is solved
 ----------------
-1. The schedule of :mod:`~solver.engines.value_iteration` (tiers from the highest, strongly
+1. The schedule of :mod:`~solver.engines.stochastic` (tiers from the highest, strongly
    connected components in topological order). **Acyclic layers are exact**: decision and
    chance nodes by backward induction, simultaneous nodes by one matrix game each (an LP,
    unless a saddle point or the 2 x 2 formula answers it), all of a layer in one batched call
    of :func:`~solver.engines.matrix_game.solve_matrix_games`. So a graph whose simultaneous
    nodes lie on no cycle is solved exactly, with no sweeps.
 2. Cyclic components **without** simultaneous nodes use the exact machinery of the other engine
-   (discounted sweeps finished by strategy iteration; see its docstring).
+   (discounted sweeps finished by strategy iteration:
+   :func:`~solver.engines.stochastic.iterate_loop`; see :mod:`~solver.engines.value_iteration`).
 3. Cyclic components **with** simultaneous nodes: **Shapley's value iteration** from 0,
    Gauss-Seidel: first the decision and chance nodes, then the simultaneous block, whose matrix
    games are solved in one batch per shape (a node is re-solved only when its matrix moved by
@@ -56,8 +57,9 @@ How it is solved
    that can only force the end by mixing mixes (strategies in loops are therefore optimal up to
    that perturbation; outside loops they are exact).
 5. **Win/loss probabilities** of the side to move under those strategies: a simultaneous node
-   with fixed mixed strategies is a chance node with probabilities ``x_i * y_j``, so the other
-   engine's exact policy evaluation computes them. In recursive games optimal *stationary*
+   with fixed mixed strategies is a chance node with probabilities ``x_i * y_j``, so the exact
+   policy evaluation both engines share (:func:`~solver.engines.stochastic.evaluate_policy`)
+   computes them. In recursive games optimal *stationary*
    strategies need not exist (Everett), so ``p_win - p_loss`` can fall short of the value; its
    largest distance is ``stats["policy_gap"]``. The stored ``value`` is the iterated value.
 6. **Certificate** (absolute threshold :data:`CERTIFICATE_THRESHOLD`, not scaled by ``tol``):
@@ -77,20 +79,20 @@ import numpy as np
 from numba import njit
 
 from solver.core.game import NodeKind
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 from solver.engines.matrix_game import CHUNK, solve_matrix_games
-from solver.engines.value_iteration import (
+from solver.engines.stochastic import (
     Progress,
     StochasticSolution,
-    _combine,
-    _edge_max,
-    _edges_of,
-    _evaluate_policy,
-    _first_best,
-    _group_max,
-    _iterate_loop,
-    _prepare,
-    _schedule,
+    build_schedule,
+    combine,
+    edge_max,
+    edges_of,
+    evaluate_policy,
+    first_best,
+    group_max,
+    iterate_loop,
+    prepare,
     validate_tol,
 )
 
@@ -293,13 +295,13 @@ def solve_simultaneous(
     validate_tol(tol)
     asked_tol, tol = tol, max(tol, TOL_FLOOR)
     t_start = time.perf_counter()
-    prep = _prepare(graph, tiers)
+    prep = prepare(graph, tiers)
     sys = prep.sys
     kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
     rows = _sim_arrays(graph, kind, deg)
     to_move = np.asarray(prep.to_move, dtype=np.int64)
     side = np.where(to_move == 0, 1.0, -1.0)  # player 0's view of a value from the side to move
-    schedule = _schedule(sys, prep.tiers)
+    schedule = build_schedule(sys, prep.tiers)
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
     terminal = kind == _TERMINAL
@@ -329,7 +331,7 @@ def solve_simultaneous(
         if len(layer.loop):
             nodes = layer.loop
             if not np.any(kind[nodes] == _SIMULTANEOUS):
-                sw, res, ok, _ = _iterate_loop(
+                sw, res, ok, _ = iterate_loop(
                     sys, nodes, value, weight, lam, None, in_loop, tol, max_sweeps, warmup_sweeps
                 )
             else:
@@ -349,7 +351,7 @@ def solve_simultaneous(
     # strategies ---------------------------------------------------------------------------
     scale = _tie_break_scale(sys, parent, looping)
     q = weight * value[child] * scale
-    best = _first_best(kind, parent, offsets, deg, q)
+    best = first_best(kind, parent, offsets, deg, q)
     sim_nodes = np.flatnonzero(kind == _SIMULTANEOUS)
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     final_block = _SimBlock(sim_nodes, offsets, rows, deg)
@@ -366,7 +368,7 @@ def solve_simultaneous(
     certificate = np.zeros(sys.n)
     if len(child):
         qv = weight * value[child]
-        top = _edge_max(qv, offsets, deg)
+        top = edge_max(qv, offsets, deg)
         mean = np.bincount(parent, weights=qv, minlength=sys.n)
         rhs = np.where(kind == _DECISION, top, mean)
         plain = (kind == _DECISION) | (kind == _CHANCE)
@@ -391,7 +393,7 @@ def solve_simultaneous(
     active = prep.chance_edge | chosen | (sim_edge & (prob > 0))
     p_win = np.where(terminal & (result > 0), 1.0, 0.0)
     p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
-    pol_sweeps, pol_res, pol_conv = _evaluate_policy(
+    pol_sweeps, pol_res, pol_conv = evaluate_policy(
         sys, schedule, p_win, p_loss, prob, prep.same, active, tol=tol, max_sweeps=max_sweeps,
         progress=progress,
     )
@@ -452,9 +454,9 @@ def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, coun
     sim = kind[nodes] == _SIMULTANEOUS
     plain = nodes[~sim]
     if len(plain):
-        e, loc = _edges_of(sys, plain, None)
+        e, loc = edges_of(sys, plain, None)
         m = len(plain)
-        value[plain] = _combine(kind[plain], loc, weight[e] * value[child[e]], m, np.zeros(m),
+        value[plain] = combine(kind[plain], loc, weight[e] * value[child[e]], m, np.zeros(m),
                                 np.full(m, -np.inf))
     if sim.any():
         sn = nodes[sim]
@@ -465,7 +467,7 @@ def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, we
     """Precomputed arrays to evaluate the decision/chance nodes ``bn`` (sorted) of a cyclic set
     again and again: the contributions of edges leaving the set (``in_loop`` False) are final
     and summed / maxed once; the edges inside are kept as flat arrays grouped by node."""
-    e, loc = _edges_of(sys, bn, None)
+    e, loc = edges_of(sys, bn, None)
     ch = sys.child[e]
     internal = in_loop[ch]
     w = weight[e]
@@ -473,7 +475,7 @@ def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, we
     contrib_ext = w[ext] * value[ch[ext]]
     m = len(bn)
     base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
-    base_max = _group_max(loc[ext], contrib_ext, m)
+    base_max = group_max(loc[ext], contrib_ext, m)
     bloc, bch, bw = loc[internal], ch[internal], w[internal]
     starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
     dec = sys.kind[bn] == _DECISION

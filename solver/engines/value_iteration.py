@@ -1,6 +1,6 @@
 """Value iteration: expected results of games with chance nodes and cycles.
 
-Works on the integer-keyed :class:`~solver.engines.enumerate.Graph` (the same arrays the
+Works on the integer-keyed :class:`~solver.engines.graph.Graph` (the same arrays the
 retrograde engine uses) and knows nothing about any particular game.
 
 Values are **expected results from the side to move**: +1 win, -1 loss, 0 tie or endless play.
@@ -46,27 +46,40 @@ How it is solved
    If a check fails, the discount is made 1000 times smaller and the sweeps go on from the last
    values (``max_rounds``); ``stats["certified"]`` and ``stats["rounds"]`` report it.
 
-Graphs with **simultaneous nodes** go to :func:`solver.engines.simultaneous.solve_simultaneous`
-(Shapley's value iteration with a matrix game per simultaneous node, solved by linear
-programming in :mod:`solver.engines.matrix_game`); it reuses the schedule, the exact acyclic
-layers and the policy evaluation of this module.
+The schedule, the exact acyclic layers, the sweeps with strategy iteration and the policy
+evaluation are the shared core in :mod:`solver.engines.stochastic`. Graphs with **simultaneous
+nodes** go to :func:`solver.engines.simultaneous.solve_simultaneous` (Shapley's value iteration
+with a matrix game per simultaneous node, solved by linear programming in
+:mod:`solver.engines.matrix_game`), which uses the same core.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
-from solver.core.arrays import ranges as _ranges, unique
-from solver.engines.enumerate import Graph
-
-#: callback(stage, tier, sweeps_so_far, residual) for progress reports
-Progress = Callable[[str, int, int, float], None]
+from solver.engines.graph import Graph
+from solver.engines.simultaneous import simultaneous_node_values, solve_simultaneous  # noqa: F401 - re-export
+from solver.engines.stochastic import (
+    Progress,
+    Schedule,
+    StochasticSolution,
+    System,
+    build_schedule,
+    combine,
+    edge_max,
+    edges_of,
+    evaluate_policy,
+    first_best,
+    index_dtype,
+    iterate_loop,
+    prepare,
+    validate_tol,
+)
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -75,46 +88,6 @@ _TERMINAL = int(NodeKind.TERMINAL)
 
 #: the certificate's threshold: absolute, so a loose ``tol`` cannot certify loose values
 CERTIFICATE_TOL = 1e-9
-
-
-@dataclass
-class StochasticSolution:
-    """Expected results and win probabilities of every position, from the side to move.
-
-    * ``value``: ``float64[n]`` expected result (+1 win, -1 loss, 0 tie/endless play).
-    * ``p_win`` / ``p_loss``: ``float64[n]`` probability that the side to move wins / loses under
-      the optimal strategies of :attr:`best` (endless play counts for neither);
-      ``value == p_win - p_loss``.
-    * ``best``: ``int64[n]`` at decision nodes the **global edge index** of the chosen move
-      (``graph.child[best[i]]`` is the child row, ``best[i] - graph.offsets[i]`` the index in the
-      list of legal actions); -1 at other nodes.
-    * ``sweeps``: Gauss-Seidel sweeps of the value iteration, summed over the cyclic components.
-    * ``residual``: the largest violation of a Bellman equation by the final values (0.0 when
-      the graph is acyclic; below the absolute :data:`CERTIFICATE_TOL` when certified, whatever
-      ``tol`` was; with simultaneous nodes below
-      :data:`solver.engines.simultaneous.CERTIFICATE_THRESHOLD` when certified).
-    * ``converged``: every component converged and the certificate holds.
-    * ``stats``: details (components, per-tier sweeps, rounds, certificate, last sweep change).
-    * ``strategies``: at simultaneous nodes, row -> ``(x, y)``: player 0's optimal mixed strategy
-      over its actions and player 1's over its own (empty without simultaneous nodes).
-    """
-
-    value: np.ndarray
-    p_win: np.ndarray
-    p_loss: np.ndarray
-    best: np.ndarray
-    sweeps: int
-    residual: float
-    converged: bool = True
-    stats: dict[str, Any] = field(default_factory=dict)
-    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
-
-    def local_best(self, graph: Graph) -> np.ndarray:
-        """``int64[n]``: ``best`` as an index into each position's list of actions (-1 elsewhere)."""
-        out = np.full(len(self.best), -1, dtype=np.int64)
-        has = self.best >= 0
-        out[has] = self.best[has] - graph.offsets[:-1][has]
-        return out
 
 
 def edge_values(graph: Graph, solution: StochasticSolution, row: int) -> list[tuple[int, float, float, float, float]]:
@@ -143,16 +116,6 @@ def tiers_from_game(game: Any, graph: Graph) -> np.ndarray | None:
     if tier_of is None:
         return None
     return np.asarray(tier_of(graph.keys), dtype=np.int64)
-
-
-def simultaneous_node_values(graph: Graph, value: np.ndarray, nodes: np.ndarray | None = None):
-    """The matrix-game value of simultaneous nodes from the given values of their children.
-
-    See :func:`solver.engines.simultaneous.simultaneous_node_values` (this is a re-export).
-    """
-    from solver.engines.simultaneous import simultaneous_node_values as impl
-
-    return impl(graph, value, nodes)
 
 
 def value_iteration(
@@ -210,20 +173,18 @@ def value_iteration(
     """
     validate_tol(tol)
     if np.any(np.asarray(graph.kind) == _SIMULTANEOUS):
-        from solver.engines.simultaneous import solve_simultaneous
-
         return solve_simultaneous(
             graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps, discount_gap=discount_gap,
             warmup_sweeps=warmup_sweeps, progress=progress,
         )
     n = graph.n
-    prep = _prepare(graph, tiers)
+    prep = prepare(graph, tiers)
     kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
     to_move, same, chance_edge, prob, tiers = (
         prep.to_move, prep.same, prep.chance_edge, prep.prob, prep.tiers
     )
     sys = prep.sys
-    schedule = _schedule(sys, tiers)
+    schedule = build_schedule(sys, tiers)
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
 
@@ -263,14 +224,14 @@ def value_iteration(
         q = weight[:]  # (in place below: the same products, one array per move fewer)
         q *= value[child]
         q *= np.where(looping, lam, 1.0)
-        best = _first_best(kind, parent, offsets, deg, q)
+        best = first_best(kind, parent, offsets, deg, q)
         del q  # one float per move: the peak is later, beside the certificate's arrays
 
         # 3. what those strategies earn: win/loss probabilities, undiscounted ----------------
         active = chance_edge.copy()
         active[best[best >= 0]] = True
         p_win, p_loss = end_win.copy(), end_loss.copy()
-        sw, pol_res, pol_conv = _evaluate_policy(
+        sw, pol_res, pol_conv = evaluate_policy(
             sys, schedule, p_win, p_loss, prob, same, active, tol=tol, max_sweeps=max_sweeps,
             progress=progress,
         )
@@ -305,16 +266,6 @@ def value_iteration(
     )
 
 
-def validate_tol(tol: float) -> None:
-    """``tol`` must be a finite number above 0 (a clear error otherwise)."""
-    try:
-        ok = bool(np.isfinite(tol)) and tol > 0
-    except TypeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"tol must be a finite number above 0, got {tol!r}")
-
-
 def _terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
     """``np.where(terminal, probs, 0.0)`` as float64; ``probs`` itself (not copied: it is only
     read) when it already is that, bit for bit (float64 and +0.0 off the terminal rows, as the
@@ -339,94 +290,7 @@ class _SignedProbs:
         return np.where(self.same[e], p, -p)
 
 
-def _index_dtype(size: int) -> type:
-    """int32 for indices below ``size`` (and sums of two of them) while they fit, else int64:
-    half the memory of the int64 arrays of moves, and the same values."""
-    return np.int32 if size < 2**30 else np.int64
-
-
-@dataclass
-class _Prepared:
-    """The checked arrays of a graph that every stochastic engine starts from."""
-
-    sys: "_System"
-    kind: np.ndarray
-    offsets: np.ndarray
-    child: np.ndarray
-    deg: np.ndarray
-    parent: np.ndarray
-    to_move: np.ndarray
-    same: np.ndarray
-    chance_edge: np.ndarray
-    prob: np.ndarray
-    tiers: np.ndarray
-
-    @property
-    def sign(self) -> np.ndarray:
-        """+1 where a move's child has the same side to move, else -1 (built when asked: one
-        float per move is not kept for the whole solve)."""
-        return np.where(self.same, 1.0, -1.0)
-
-
-def _prepare(graph: Graph, tiers: np.ndarray | None) -> _Prepared:
-    """Check the graph (moves, probabilities, tiers) and derive the per-edge arrays."""
-    n = graph.n
-    # Memory: node kinds and sides to move stay int8 (the graph's own arrays, not int64 copies),
-    # the children keep the graph's integer type (int32 from the tiered dice solver) and the
-    # parents are int32 while the rows fit. They are only compared and used as indices, so the
-    # results are those of int64 arrays.
-    kind = np.asarray(graph.kind, dtype=np.int8)
-    offsets = np.asarray(graph.offsets, dtype=np.int64)
-    child = np.asarray(graph.child)
-    if child.dtype not in (np.int32, np.int64):
-        child = child.astype(np.int64)
-    deg = np.diff(offsets)
-    inner = kind != _TERMINAL
-    if np.any(deg[inner] == 0):
-        bad = int(np.flatnonzero(inner & (deg == 0))[0])
-        raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
-    if np.any(deg[~inner] != 0):
-        raise ValueError("a terminal position has moves")
-    parent = np.repeat(np.arange(n, dtype=_index_dtype(n)), deg)
-    to_move = np.asarray(graph.to_move)
-    same = to_move[child] == to_move[parent]
-    chance_edge = kind[parent] == _CHANCE
-    if graph.probs is None:
-        if np.any(chance_edge):
-            raise ValueError("the graph has chance nodes but no probabilities")
-        prob = np.ones(len(child), dtype=np.float64)
-    else:
-        prob = np.asarray(graph.probs, dtype=np.float64)
-        if not bool(np.all(prob[~chance_edge] == 1.0)):  # not 1.0 off chance nodes: a copy that is
-            prob = np.where(chance_edge, prob, 1.0)
-        # (else the graph's own array is used: never written to here)
-    if tiers is None:  # one tier: no move can fall (and no two int64 arrays per move to check it)
-        tiers = np.zeros(n, dtype=np.int8)
-    else:
-        tiers = np.asarray(tiers, dtype=np.int64)
-        if len(tiers) != n:
-            raise ValueError(f"tiers has {len(tiers)} entries for {n} positions")
-        if np.any(tiers[child] < tiers[parent]):
-            raise ValueError("an edge goes to a lower tier; tiers must never fall along a move")
-    sys = _System(n, kind, offsets, child, deg, to_move)
-    return _Prepared(sys, kind, offsets, child, deg, parent, to_move, same, chance_edge, prob, tiers)
-
-
-def _first_best(kind: np.ndarray, parent: np.ndarray, offsets: np.ndarray, deg: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``int64[n]``: at decision nodes the first edge with the largest ``q``, else -1."""
-    n = len(deg)
-    best = np.full(n, -1, dtype=np.int64)
-    top = _edge_max(q, offsets, deg)
-    dec_edge = kind[parent] == _DECISION
-    e = np.flatnonzero(dec_edge & (q >= top[parent]))
-    if len(e):
-        p = parent[e]
-        first = np.r_[True, p[1:] != p[:-1]]
-        best[p[first]] = e[first]
-    return best
-
-
-def _bellman_residual(sys: "_System", parent: np.ndarray, same: np.ndarray, prob: np.ndarray, value: np.ndarray,
+def _bellman_residual(sys: System, parent: np.ndarray, same: np.ndarray, prob: np.ndarray, value: np.ndarray,
                       block: int = 1 << 22) -> float:
     """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions.
     Computed over blocks of positions with about ``block`` moves each, so its per-move
@@ -442,7 +306,7 @@ def _bellman_residual(sys: "_System", parent: np.ndarray, same: np.ndarray, prob
         e0, e1 = int(offsets[a]), int(offsets[b])
         q = value[sys.child[e0:e1]]
         q = np.where(same[e0:e1], q, -q)
-        best = _edge_max(q, offsets[a : b + 1] - e0, sys.deg[a:b])
+        best = edge_max(q, offsets[a : b + 1] - e0, sys.deg[a:b])
         mean = np.bincount(parent[e0:e1] - a, weights=prob[e0:e1] * q, minlength=b - a)
         kind = sys.kind[a:b]
         inner = kind != _TERMINAL
@@ -454,7 +318,7 @@ def _bellman_residual(sys: "_System", parent: np.ndarray, same: np.ndarray, prob
 
 
 def _endless_traps(
-    sys: "_System",
+    sys: System,
     parent: np.ndarray,
     to_move: np.ndarray,
     value: np.ndarray,
@@ -488,7 +352,7 @@ def _endless_traps(
     while True:
         e = np.flatnonzero(relevant & alive[parent] & alive[child])
         idx = np.flatnonzero(alive)
-        pos = np.full(n, -1, dtype=_index_dtype(n))  # int32 while it fits: two arrays per move
+        pos = np.full(n, -1, dtype=index_dtype(n))  # int32 while it fits: two arrays per move
         pos[idx] = np.arange(len(idx))
         src, dst = pos[parent[e]], pos[child[e]]
         mat = csr_matrix((np.ones(len(e), dtype=np.int8), (src, dst)), shape=(len(idx), len(idx)))
@@ -505,157 +369,9 @@ def _endless_traps(
             return alive
 
 
-# --- internals ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _System:
-    n: int
-    kind: np.ndarray
-    offsets: np.ndarray
-    child: np.ndarray
-    deg: np.ndarray
-    to_move: np.ndarray
-
-
-@dataclass
-class _Layer:
-    """Positions at one height of a tier's component order.
-
-    ``flat``: positions of acyclic components (computed once, exactly); ``loop``: positions of
-    cyclic components (iterated); ``tier``: for progress reports.
-    """
-
-    tier: int
-    flat: np.ndarray
-    loop: np.ndarray
-
-
-@dataclass
-class _Schedule:
-    layers: list[_Layer]
-    stats: dict[str, int]
-    #: per position, the index of the layer whose cyclic part holds it (-1: not cyclic)
-    loop_id: np.ndarray
-
-
-def _group_max(loc: np.ndarray, x: np.ndarray, m: int) -> np.ndarray:
-    """Per local position, the largest ``x`` of its entries (``loc`` sorted; -inf without)."""
-    out = np.full(m, -np.inf)
-    if len(loc):
-        starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
-        out[loc[starts]] = np.maximum.reduceat(x, starts)
-    return out
-
-
-def _edge_max(x: np.ndarray, offsets: np.ndarray, deg: np.ndarray) -> np.ndarray:
-    """Per position, the largest ``x`` over its edges (-inf without edges)."""
-    out = np.full(len(deg), -np.inf)
-    has = deg > 0
-    if has.any():
-        out[has] = np.maximum.reduceat(x, offsets[:-1][has])
-    return out
-
-
-def _schedule(sys: _System, tiers: np.ndarray) -> _Schedule:
-    """Order the positions: tiers from the highest, then components in topological order."""
-    layers: list[_Layer] = []
-    loop_id = np.full(sys.n, -1, dtype=np.int32)  # layer numbers: int32 is plenty
-    totals = {"components": 0, "cyclic_components": 0, "cyclic_positions": 0, "layers": 0}
-    inner = sys.kind != _TERMINAL
-    idx_type = _index_dtype(sys.n)  # local indices (int32 while they fit: two arrays per move)
-    local = np.full(sys.n, -1, dtype=idx_type)
-    for tier in unique(tiers[inner])[::-1].tolist():
-        nodes = np.flatnonzero(inner & (tiers == tier))
-        m = len(nodes)
-        local[nodes] = np.arange(m)
-        e = _ranges(sys.offsets[nodes], sys.deg[nodes])
-        src = np.repeat(np.arange(m, dtype=idx_type), sys.deg[nodes])
-        dst = local[sys.child[e]]
-        del e
-        keep = dst >= 0
-        src, dst = src[keep], dst[keep]
-        del keep
-        mat = csr_matrix((np.ones(len(src), dtype=np.int8), (src, dst)), shape=(m, m))
-        ncomp, label = connected_components(mat, directed=True, connection="strong")
-        size = np.bincount(label, minlength=ncomp)
-        cyclic = size > 1
-        loops = src[src == dst]
-        cyclic[label[loops]] = True
-        # component graph and longest-path height (sinks = 0)
-        cu, cv = label[src], label[dst]
-        cross = cu != cv
-        # 64 bits: SciPy's labels are int32, and label * ncomp wraps past 46,341 components
-        pairs = unique(cu[cross].astype(np.int64) * ncomp + cv[cross])
-        cu, cv = pairs // ncomp, pairs % ncomp
-        outdeg = np.bincount(cu, minlength=ncomp)
-        order = np.argsort(cv, kind="stable")
-        rin = np.zeros(ncomp + 1, dtype=np.int64)
-        np.cumsum(np.bincount(cv, minlength=ncomp), out=rin[1:])
-        preds = cu[order]
-        height = np.full(ncomp, -1, dtype=np.int64)
-        frontier = np.flatnonzero(outdeg == 0)
-        h = 0
-        while len(frontier):
-            height[frontier] = h
-            pe = _ranges(rin[frontier], rin[frontier + 1] - rin[frontier])
-            p = preds[pe]
-            np.subtract.at(outdeg, p, 1)
-            frontier = unique(p[outdeg[p] == 0])
-            h += 1
-        node_height = height[label]
-        node_cyclic = cyclic[label]
-        by_height = np.argsort(node_height, kind="stable")
-        bounds = np.searchsorted(node_height[by_height], np.arange(h + 1))
-        for k in range(h):
-            members = by_height[bounds[k] : bounds[k + 1]]
-            cyc = node_cyclic[members]
-            loop = np.sort(nodes[members[cyc]])
-            loop_id[loop] = len(layers)
-            layers.append(_Layer(tier, np.sort(nodes[members[~cyc]]), loop))
-        totals["components"] += int(ncomp)
-        totals["cyclic_components"] += int(cyclic.sum())
-        totals["cyclic_positions"] += int(node_cyclic.sum())
-        totals["layers"] += h
-        local[nodes] = -1
-    return _Schedule(layers, totals, loop_id)
-
-
-def _edges_of(sys: _System, nodes: np.ndarray, active: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """``(edge ids, local parent index)`` of the positions ``nodes`` (only ``active`` edges)."""
-    e = _ranges(sys.offsets[nodes], sys.deg[nodes])
-    if len(sys.child) < 2**31:  # edge ids in int32 while they fit (half the memory, same ids)
-        e = e.astype(np.int32)
-    # int32 while ``loc + len(nodes)`` fits (the policy solve stacks two copies): the same values
-    loc = np.repeat(np.arange(len(nodes), dtype=_index_dtype(len(nodes))), sys.deg[nodes])
-    if active is not None:
-        keep = active[e]
-        e, loc = e[keep], loc[keep]
-    return e, loc
-
-
-def _combine(
-    kinds: np.ndarray, loc: np.ndarray, contrib: np.ndarray, m: int, base_sum: np.ndarray, base_max: np.ndarray
-) -> np.ndarray:
-    """Per position: chance nodes sum their edge contributions, decision nodes take the max.
-
-    ``loc`` must be sorted (edges grouped by position). ``base_sum``/``base_max`` are the parts
-    from edges already final (0 / -inf when none).
-    """
-    total = base_sum + np.bincount(loc, weights=contrib, minlength=m)
-    out = np.where(kinds == _DECISION, base_max, total)
-    if len(loc):
-        starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
-        seg_max = np.maximum.reduceat(contrib, starts)
-        owners = loc[starts]
-        dec = kinds[owners] == _DECISION
-        out[owners[dec]] = np.maximum(base_max[owners[dec]], seg_max[dec])
-    return out
-
-
 def _solve(
-    sys: _System,
-    schedule: _Schedule,
+    sys: System,
+    schedule: Schedule,
     value: np.ndarray,
     weight: np.ndarray,
     lam: float,
@@ -689,12 +405,12 @@ def _solve(
         stats["cyclic"] += len(layer.loop)
         if len(layer.flat):
             nodes = layer.flat
-            e, loc = _edges_of(sys, nodes, active)
+            e, loc = edges_of(sys, nodes, active)
             contrib = weight[e] * value[sys.child[e]]
             m = len(nodes)
-            value[nodes] = _combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
+            value[nodes] = combine(kind[nodes], loc, contrib, m, np.zeros(m), np.full(m, -np.inf))
         if len(layer.loop):
-            sw, res, ok, kept = _iterate_loop(
+            sw, res, ok, kept = iterate_loop(
                 sys, layer.loop, value, weight, lam, active, in_loop, tol, max_sweeps, warmup_sweeps
             )
             stats["evaluations"] = stats.get("evaluations", 0) + kept
@@ -706,396 +422,3 @@ def _solve(
     if current_tier is not None and progress is not None:
         progress(stage, current_tier, sweeps_total, residual_max)
     return sweeps_total, residual_max, converged, per_tier
-
-
-def _iterate_loop(
-    sys: _System,
-    nodes: np.ndarray,
-    value: np.ndarray,
-    weight: np.ndarray,
-    lam: float,
-    active: np.ndarray | None,
-    in_loop: np.ndarray,
-    tol: float,
-    max_sweeps: int,
-    warmup_sweeps: int,
-) -> tuple[int, float, bool, int]:
-    """Solve a cyclic set of positions (edges inside it discounted by ``lam``).
-
-    ``warmup_sweeps`` block Gauss-Seidel sweeps (one block per node kind), then, unless they
-    already converged, exact strategy iteration (:func:`_strategy_iteration`) and one more sweep
-    whose largest change is the reported residual. With ``warmup_sweeps=0``: sweeps only, until
-    the change is below ``tol`` (slow: the discount is tiny). Returns
-    ``(sweeps, residual, converged, strategy evaluations)``.
-    """
-    kind = sys.kind
-    in_loop[nodes] = True
-    e, loc = _edges_of(sys, nodes, active)
-    ch = sys.child[e]
-    internal = in_loop[ch]
-    w = weight[e] * np.where(internal, lam, 1.0)
-    del e  # not needed past here (one int64 per move)
-    node_kind = kind[nodes]
-
-    def build_blocks() -> list[tuple]:
-        """The sweeps' arrays, per node kind: the moves inside the set and the fixed part of
-        each position's equation from the moves that leave it (their children's values do not
-        change while the set is solved, so building again gives the same arrays)."""
-        blocks = []
-        for k in (_CHANCE, _DECISION):
-            sel = node_kind == k
-            if not sel.any():
-                continue
-            bn = nodes[sel]
-            rank = np.cumsum(sel, dtype=loc.dtype) - 1
-            esel = sel[loc]
-            bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
-            ext = ~bint
-            contrib_ext = bw[ext] * value[bch[ext]]
-            base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
-            base_max = _group_max(bloc[ext], contrib_ext, len(bn))
-            bloc, bch, bw = bloc[bint], bch[bint], bw[bint]
-            starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
-            blocks.append((bn, k, bloc, bch, bw, base_sum, base_max, starts, bloc[starts]))
-        return blocks
-
-    blocks = build_blocks()
-
-    def sweep() -> float:
-        res = 0.0
-        for bn, k, bloc, bch, bw, base_sum, base_max, starts, owners in blocks:
-            contrib = bw * value[bch]
-            if k == _CHANCE:
-                new = base_sum + np.bincount(bloc, weights=contrib, minlength=len(bn))
-            else:
-                new = base_max.copy()
-                if len(starts):
-                    new[owners] = np.maximum(base_max[owners], np.maximum.reduceat(contrib, starts))
-            diff = np.abs(new - value[bn])
-            if len(diff):
-                res = max(res, float(diff.max()))
-            value[bn] = new
-        return res
-
-    sweeps = 0
-    evaluations = 0
-    residual = np.inf
-    while sweeps < max_sweeps:
-        residual = sweep()
-        sweeps += 1
-        if residual < tol:
-            break
-        if warmup_sweeps and sweeps >= warmup_sweeps:
-            # the sweeps' copies of the moves (three arrays per move) are let go while strategy
-            # iteration, the solve's memory peak, holds its own; built again for the sweeps after
-            blocks = []
-            evaluations = _strategy_iteration(sys, nodes, loc, ch, w, internal, value)
-            blocks = build_blocks()
-            if evaluations < 0:  # a failed solve: plain sweeps only
-                warmup_sweeps = 0
-                evaluations = 0
-            else:
-                residual = sweep()
-                sweeps += 1
-                break
-    in_loop[nodes] = False
-    return sweeps, float(residual), bool(residual < tol), evaluations
-
-
-def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
-    """``bool[m]``: local nodes from which some source is reachable along edges ``src -> dst``."""
-    reach = np.zeros(m, dtype=bool)
-    if not len(sources):
-        return reach
-    order = np.argsort(dst, kind="stable")
-    preds = src[order]
-    rin = np.zeros(m + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst, minlength=m), out=rin[1:])
-    frontier = unique(sources)
-    reach[frontier] = True
-    while len(frontier):
-        p = preds[_ranges(rin[frontier], rin[frontier + 1] - rin[frontier])]
-        p = unique(p[~reach[p]])
-        reach[p] = True
-        frontier = p
-    return reach
-
-
-def _linear_solve(
-    m: int,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    vals: np.ndarray,
-    b: np.ndarray,
-    keep: np.ndarray,
-    passthrough: np.ndarray,
-) -> np.ndarray | None:
-    """Solve ``x = b + A x`` on the unknowns ``keep`` (the others are 0); ``None`` on failure.
-
-    ``passthrough`` marks rows with at most one entry (decision nodes under fixed strategies):
-    they are eliminated first (chains followed by pointer doubling), so the sparse LU sees only
-    the other rows (chance nodes), a much smaller system.
-    """
-    from scipy.sparse import identity
-    from scipy.sparse.linalg import spsolve
-
-    x = np.zeros(m)
-    if not keep.any():
-        return x
-    # x_i = coef_i * x_ptr_i + const_i for pass-through rows (row indices in int32 while they fit)
-    ptr = np.full(m, -1, dtype=_index_dtype(m))
-    coef = np.zeros(m)
-    const = np.where(passthrough & keep, b, 0.0)
-    single = passthrough[rows]
-    ptr[rows[single]] = cols[single]
-    coef[rows[single]] = vals[single]
-    ptr[~keep] = -1
-    coef[~keep] = 0.0
-    for _ in range(64):
-        idx = np.flatnonzero(passthrough & (ptr >= 0))
-        idx = idx[passthrough[ptr[idx]]]
-        if not len(idx):
-            break
-        j = ptr[idx]
-        const[idx] = const[idx] + coef[idx] * const[j]
-        coef[idx] = coef[idx] * coef[j]
-        ptr[idx] = ptr[j]
-    else:  # circles of pass-through rows only: they never leave, so 0
-        stuck = passthrough & (ptr >= 0)
-        stuck[stuck] = passthrough[ptr[stuck]]
-        ptr[stuck], coef[stuck], const[stuck] = -1, 0.0, 0.0
-    # substitute the pass-through rows into the others
-    other = ~single
-    r, c0, v0 = rows[other], cols[other], vals[other]
-    del single, other
-    rhs = np.where(passthrough, 0.0, b)
-    via = passthrough[c0]
-    rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
-    c = np.where(via, ptr[c0], c0)
-    v = np.where(via, v0 * coef[c0], v0)
-    ok = (c >= 0) & keep[r]
-    c = np.maximum(c, 0)
-    ok &= keep[c]
-    solve = keep & ~passthrough
-    idx = np.flatnonzero(solve)
-    if len(idx):
-        pos = np.full(m, -1, dtype=_index_dtype(m))
-        pos[idx] = np.arange(len(idx))
-        ok &= solve[c]
-        k = len(idx)
-        a = csr_matrix((v[ok], (pos[r[ok]], pos[c[ok]])), shape=(k, k))
-        # the per-entry arrays and the matrix are let go before the factorisation, the peak
-        del r, c0, v0, via, c, v, ok, pos
-        lhs = (identity(k, format="csr") - a).tocsc()
-        del a
-        try:
-            with np.errstate(all="ignore"):
-                sol = spsolve(lhs, rhs[idx])
-        except Exception:  # a singular or failing factorisation: skip the acceleration
-            return None
-        sol = np.asarray(sol, dtype=np.float64).reshape(-1)
-        if not np.all(np.isfinite(sol)):
-            return None
-        x[idx] = sol
-    pt = np.flatnonzero(passthrough & keep)
-    x[pt] = const[pt] + np.where(ptr[pt] >= 0, coef[pt] * x[np.maximum(ptr[pt], 0)], 0.0)
-    return x
-
-
-def _strategy_iteration(
-    sys: _System,
-    nodes: np.ndarray,
-    loc: np.ndarray,
-    ch: np.ndarray,
-    w: np.ndarray,
-    internal: np.ndarray,
-    value: np.ndarray,
-    max_evaluations: int = 10_000,
-) -> int:
-    """Hoffman-Karp strategy iteration on a cyclic set; sets ``value[nodes]`` exactly.
-
-    Start from the greedy moves under the current values. Player 1 improves (switches to a
-    strictly better move wherever there is one, values re-evaluated exactly each time) until
-    it cannot: a best response; then player 0 improves once, and so on until neither can.
-    With the discount this ends after finitely many exact evaluations, at the solution of the
-    discounted equations. Returns the number of evaluations, -1 when a solve fails.
-    """
-    m = len(nodes)
-    if m == 0 or not len(loc):
-        return 0
-    node_kind = sys.kind[nodes]
-    dec_edge = node_kind[loc] == _DECISION
-    starts = np.flatnonzero(np.r_[True, loc[1:] != loc[:-1]])
-    owners = loc[starts]
-    passthrough = node_kind == _DECISION
-
-    def greedy(current: np.ndarray | None, who: int | None) -> tuple[np.ndarray, bool]:
-        """The choice mask after switching ``who``'s nodes to strictly better moves."""
-        c = w * value[ch]
-        node_max = np.full(m, -np.inf)
-        node_max[owners] = np.maximum.reduceat(c, starts)
-        top = c >= node_max[loc]
-        if current is None:
-            cand = np.flatnonzero(dec_edge & top)
-            first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
-            out = np.zeros(len(c), dtype=bool)
-            out[first] = True
-            return out, True
-        now = np.full(m, -np.inf)
-        now[loc[current]] = c[current]
-        margin = 1e-13 * np.maximum(1.0, np.abs(node_max))
-        switch = (node_max > now + margin) & (sys.to_move[nodes] == who) & passthrough
-        if not switch.any():
-            return current, False
-        cand = np.flatnonzero(dec_edge & top & switch[loc])
-        first = cand[np.r_[True, loc[cand][1:] != loc[cand][:-1]]] if len(cand) else cand
-        out = current & ~switch[loc]
-        out[first] = True
-        return out, True
-
-    def evaluate(choice: np.ndarray) -> bool:
-        # the masks are let go as soon as they are used, and the local index of each used move's
-        # child is looked up here rather than held for every move (an int64 per move)
-        use = ~dec_edge | choice
-        ue = use & ~internal
-        b = np.bincount(loc[ue], weights=w[ue] * value[ch[ue]], minlength=m)
-        exits = loc[ue]
-        del ue
-        ui = use & internal
-        del use
-        rows, cols, vals = loc[ui], np.searchsorted(nodes, ch[ui]), w[ui]
-        del ui
-        keep = _reaching(m, rows, cols, exits)
-        del exits
-        x = _linear_solve(m, rows, cols, vals, b, keep, passthrough)
-        if x is None:
-            return False
-        value[nodes] = x
-        return True
-
-    choice, _ = greedy(None, None)
-    evaluations = 0
-    while evaluations < max_evaluations:
-        if not evaluate(choice):
-            return -1
-        evaluations += 1
-        choice, changed = greedy(choice, 1)
-        if changed:
-            continue
-        choice, changed = greedy(choice, 0)
-        if not changed:
-            break
-    return evaluations
-
-
-def _evaluate_policy(
-    sys: _System,
-    schedule: _Schedule,
-    p_win: np.ndarray,
-    p_loss: np.ndarray,
-    prob: np.ndarray,
-    same: np.ndarray,
-    active: np.ndarray,
-    *,
-    tol: float,
-    max_sweeps: int,
-    progress: Progress | None,
-) -> tuple[int, float, bool]:
-    """Win and loss probabilities of the side to move when everyone follows the fixed moves.
-
-    A linear system, solved layer by layer like the values: exact on acyclic layers, a sparse
-    direct solve on cyclic ones, each checked (and polished) by sweeps until the change < tol.
-    """
-    in_loop = np.zeros(sys.n, dtype=bool)
-    sweeps_total = 0
-    residual_max = 0.0
-    converged = True
-
-    def step(nodes: np.ndarray, e: np.ndarray, loc: np.ndarray, base_w: np.ndarray, base_l: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        ch = sys.child[e]
-        own = np.where(same[e], p_win[ch], p_loss[ch])
-        their = np.where(same[e], p_loss[ch], p_win[ch])
-        m = len(nodes)
-        w = base_w + np.bincount(loc, weights=prob[e] * own, minlength=m)
-        l = base_l + np.bincount(loc, weights=prob[e] * their, minlength=m)
-        return w, l
-
-    current_tier = None
-    for layer in schedule.layers:
-        if current_tier is not None and layer.tier != current_tier and progress is not None:
-            progress("policy", current_tier, sweeps_total, residual_max)
-        current_tier = layer.tier
-        if len(layer.flat):
-            nodes = layer.flat
-            e, loc = _edges_of(sys, nodes, active)
-            zero = np.zeros(len(nodes))
-            p_win[nodes], p_loss[nodes] = step(nodes, e, loc, zero, zero)
-        if len(layer.loop):
-            nodes = layer.loop
-            in_loop[nodes] = True
-            e, loc = _edges_of(sys, nodes, active)
-            internal = in_loop[sys.child[e]]
-            zero = np.zeros(len(nodes))
-            base_w, base_l = step(nodes, e[~internal], loc[~internal], zero, zero)
-            ei, li = e[internal], loc[internal]
-            exits = loc[~internal]
-            del e, loc, internal  # only the moves inside the set are used below
-            exact = _solve_policy(
-                nodes, ei, li, base_w, base_l, sys.child, prob, same, exits,
-                sys.kind[nodes] == _DECISION,
-            )
-            del exits
-            if exact is not None:
-                p_win[nodes], p_loss[nodes] = exact
-            sweeps = 0
-            residual = np.inf
-            while sweeps < max_sweeps:
-                w, l = step(nodes, ei, li, base_w, base_l)
-                residual = float(max(np.abs(w - p_win[nodes]).max(), np.abs(l - p_loss[nodes]).max()))
-                p_win[nodes], p_loss[nodes] = w, l
-                sweeps += 1
-                if residual < tol:
-                    break
-            in_loop[nodes] = False
-            sweeps_total += sweeps
-            residual_max = max(residual_max, residual)
-            converged &= residual < tol
-    if current_tier is not None and progress is not None:
-        progress("policy", current_tier, sweeps_total, residual_max)
-    return sweeps_total, residual_max, converged
-
-
-def _solve_policy(
-    nodes: np.ndarray,
-    e: np.ndarray,
-    loc: np.ndarray,
-    base_w: np.ndarray,
-    base_l: np.ndarray,
-    child: np.ndarray,
-    prob: np.ndarray,
-    same: np.ndarray,
-    exits: np.ndarray,
-    decision: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Exact win/loss probabilities on a cyclic set under fixed moves (``e``: internal edges).
-
-    Unknowns ``[W; L]``; a move to the other player swaps them. Positions that never leave the
-    set (no path to an exit) get 0 for both (endless play).
-    """
-    m = len(nodes)
-    # the children's local indices in ``loc``'s type (int32 while ``2 m`` fits), and each array
-    # per move let go as soon as the stacked ones are built: the same system, less memory
-    j = np.searchsorted(nodes, child[e]).astype(loc.dtype, copy=False)
-    keep = _reaching(m, loc, j, exits)
-    s = same[e]
-    rows = np.concatenate([loc, loc + m])
-    cols = np.concatenate([np.where(s, j, j + m), np.where(s, j + m, j)])
-    del j, s
-    p = prob[e]
-    vals = np.concatenate([p, p])
-    del p
-    dec = np.concatenate([decision, decision])
-    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
-    if x is None:
-        return None
-    return x[:m], x[m:]

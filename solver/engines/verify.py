@@ -20,7 +20,7 @@ import numpy as np
 
 from solver.core.game import NodeKind, Result
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
-from solver.engines.enumerate import Graph
+from solver.engines.graph import Graph
 
 
 def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checked: int | None = None

@@ -36,7 +36,9 @@ def _rank(board, n, green, cum, s_m, s_h, s_gr, heights, greens):
 
 
 @njit(cache=True, nogil=True)
-def _unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
+def unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
+    """The board of rank ``r`` (the inverse of ``_rank``), cell codes written into ``out``;
+    public because :mod:`solver.games.greener`'s tier kernel reads boards this way too."""
     big_h = n
     gr = green
     for i in range(n):
@@ -79,7 +81,7 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
         k = keys[row]
         passes = k % 3
         player = (k // 3) % 2
-        _unrank(k // 6, board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
+        unrank(k // 6, board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
         to_move[row] = player
         if passes == 2:
             kind[row] = _TERMINAL

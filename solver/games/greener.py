@@ -48,7 +48,7 @@ from solver.core.picture import Piece, Picture
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
-from solver.games._greener_jit import _unrank, expand_kernel, playout_kernel
+from solver.games._greener_jit import expand_kernel, playout_kernel, unrank
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 BLACK, WHITE, GREEN = 0, 1, 2
@@ -896,7 +896,7 @@ def _tier_kernel(keys, root, n, green, ncodes, cum, s_m, s_h, s_gr, heights, gre
         if k == root:
             out[i] = 0
             continue
-        _unrank(np.int64(k // six), board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
+        unrank(np.int64(k // six), board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
         empty = 0
         singles = 0
         tallest = 0

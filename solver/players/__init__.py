@@ -20,64 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver.errors import VariantError
 from solver.players.alphabeta import AlphaBetaPlayer
 from solver.players.base import Player, sample_chance
 from solver.players.evals import EVALUATIONS, evaluate
 from solver.players.mcts import MCTSPlayer
+from solver.players.registry import PLAYERS, make_player, player_names, player_options
 from solver.players.simple import GreedyPlayer, RandomPlayer
 
 __all__ = ["Player", "make_player", "PLAYERS", "player_names", "RandomPlayer", "GreedyPlayer",
            "AlphaBetaPlayer", "MCTSPlayer", "player_options", "evaluate", "EVALUATIONS", "sample_chance",
            "play_game", "estimate", "calibrate", "GameRecord", "Estimate", "Calibration"]
-
-#: player name -> class (its options are the class's public dataclass fields)
-PLAYERS: dict[str, type[Player]] = {
-    "random": RandomPlayer,
-    "greedy": GreedyPlayer,
-    "alphabeta": AlphaBetaPlayer,
-    "mcts": MCTSPlayer,
-}
-
-
-def player_names() -> list[str]:
-    """The names :func:`make_player` knows."""
-    return list(PLAYERS)
-
-
-def player_options(name: str) -> dict[str, Any]:
-    """The options of the player called ``name`` with their defaults."""
-    import dataclasses
-
-    cls = PLAYERS[name]
-    return {f.name: f.default for f in dataclasses.fields(cls) if not f.name.startswith("_")}
-
-
-def make_player(name: str, **options: Any) -> Player:
-    """The player called ``name`` with ``options`` (numbers, or text such as ``"100"``); a
-    one-line :class:`VariantError` with the fix for an unknown name, an unknown option or a bad
-    value (a budget below 1, a depth below 1, ...).
-
-    Options: ``alphabeta``: ``depth`` (default 3), ``time_limit`` (seconds per move, default
-    none); ``mcts``: ``budget`` (playouts per move, default 2000), ``c`` (1.4),
-    ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
-    decoupled UCT), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
-    (``"compiled"``: the game's compiled random playouts where it has them, default; ``"rules"``:
-    the readable rules); ``random`` and ``greedy`` have none.
-
-    >>> make_player("mcts", budget=200)
-    mcts(budget=200, c=1.4, playout_moves=200)
-    """
-    key = str(name).strip().lower()
-    if key not in PLAYERS:
-        raise VariantError(f"unknown player {name!r}; players: {', '.join(PLAYERS)} "
-                           "(e.g. make_player('mcts', budget=200))")
-    known = player_options(key)
-    for opt in options:
-        if opt not in known:
-            raise VariantError(f"player {key!r} has no option {opt!r}; its options: "
-                               f"{', '.join(known) if known else 'none'}")
-    return PLAYERS[key](**options)  # each player checks its values (one line with the fix)
 
 
 def __getattr__(attr: str) -> Any:  # self-play and calibration import the solver's tables: lazily

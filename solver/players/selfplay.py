@@ -29,6 +29,7 @@ from solver.core.game import Game, NodeKind, Result
 from solver.core.stats import Z95, wilson
 from solver.errors import VariantError
 from solver.players.base import Player, sample_chance
+from solver.players.registry import make_player
 
 #: default move cap of a self-play game (choices: decisions and simultaneous choices; dice rolls
 #: and setups do not count)
@@ -212,8 +213,6 @@ class Estimate:
 def _as_player(p: Player | str) -> Player:
     if isinstance(p, Player):
         return p
-    from solver.players import make_player
-
     return make_player(str(p))
 
 
