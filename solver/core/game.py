@@ -218,7 +218,18 @@ class Game(ABC, Generic[State]):
 
     def too_big(self) -> str | None:
         """Why this variant cannot be stored in a table at all (e.g. "its keys need 90 bits"),
-        or ``None``. Such variants can still be played and searched. Override in games."""
+        or ``None``. Such variants can still be played and searched. Override in games; it must
+        be cheap (a formula), as it is asked before every solve."""
+        return None
+
+    def position_bound(self) -> int | None:
+        """An upper bound of this variant's positions (before symmetry), counted by a formula from
+        its board and pieces, never by listing them; ``None`` (the default) when not known.
+
+        It counts every arrangement of the pieces, reachable or not, so it is loose (the measured
+        presets reach between a third and a 160th of it, up to symmetry); it lets a variant far
+        past the position limit be refused at once instead of after minutes of enumeration
+        (:func:`solver.engines.enumerate.check_position_bound`). Must be cheap."""
         return None
 
     def preset_name(self) -> str | None:
