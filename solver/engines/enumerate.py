@@ -40,27 +40,34 @@ BOUND_SLACK = 100
 BOUND_MIN_LIMIT = 1_000_000
 
 
-def check_position_bound(game: Game, max_positions: int | None, *, symmetry: bool = True) -> None:
-    """Refuse at once, with :class:`~solver.errors.TooBigError`, a variant whose position bound
-    (:meth:`Game.position_bound`; up to symmetry: divided by the images of the start) is more
-    than :data:`BOUND_SLACK` times ``max_positions``. Cheap: a formula, nothing enumerated.
-    ``max_positions`` ``None`` or 0: no limit, nothing refused; below :data:`BOUND_MIN_LIMIT`
-    the enumeration is left to find out."""
-    from solver.errors import TooBigError
-
+def position_bound_refusal(game: Game, max_positions: int | None, *, symmetry: bool = True) -> str | None:
+    """Why ``game`` is refused by its position bound alone, or ``None``: the bound
+    (:meth:`Game.position_bound`; up to symmetry: divided by the images of the start) is more than
+    :data:`BOUND_SLACK` times ``max_positions``. Cheap: a formula, nothing enumerated.
+    ``max_positions`` ``None`` or 0: no limit, nothing refused; below :data:`BOUND_MIN_LIMIT` the
+    enumeration is left to find out. The text follows the variant's label in an error line."""
     if not max_positions or max_positions < BOUND_MIN_LIMIT:
-        return
+        return None
     bound = game.position_bound()
     if bound is None:
-        return
+        return None
     images = max(1, len(game.symmetries(game.initial_state()))) if symmetry else 1
     classes = -(-int(bound) // images)
-    if classes > BOUND_SLACK * max_positions:
-        sym = f", {approx(classes)} up to symmetry" if images > 1 else ""
-        raise TooBigError(
-            f"{game.variant.label()} has more than {max_positions:,} positions by estimate: counted "
-            f"by formula from its board and pieces it has up to {approx(bound)}{sym}, over {BOUND_SLACK} "
-            "times the limit; pick a smaller variant, or raise --max-positions (0: no limit) to try it")
+    if classes <= BOUND_SLACK * max_positions:
+        return None
+    sym = f", {approx(classes)} up to symmetry" if images > 1 else ""
+    return (f"has more than {max_positions:,} positions by estimate: counted by formula from its board and "
+            f"pieces it has up to {approx(bound)}{sym}, over {BOUND_SLACK} times the limit")
+
+
+def check_position_bound(game: Game, max_positions: int | None, *, symmetry: bool = True) -> None:
+    """Raise :class:`~solver.errors.TooBigError` when :func:`position_bound_refusal` refuses."""
+    from solver.errors import TooBigError
+
+    why = position_bound_refusal(game, max_positions, symmetry=symmetry)
+    if why is not None:
+        raise TooBigError(f"{game.variant.label()} {why}; pick a smaller variant, or raise --max-positions "
+                          "(0: no limit) to try it")
 
 
 def approx(count: int) -> str:
