@@ -175,3 +175,19 @@ def test_huge_numbers_are_refused_without_converting_them():
         make_variant("override", specs, {"size": "9" * 5000})
     with pytest.raises(VariantError, match=r"at most 26 \(.*a\.\.z\), got a number of more than 100 digits"):
         make_variant("override", specs, {"size": 10**5000})  # a Python int from the API
+
+
+@pytest.mark.parametrize("game,params", [
+    ("override", {"size": 2, "line": 2, "per_size": 1}),
+    ("override", {"size": 2, "line": 2, "per_size": 4}),
+    ("blam", {"rows": 2, "cols": 2, "per_size": 2}),
+    ("blam", {"rows": 2, "cols": 3, "per_size": 1}),
+    ("blam", {"rows": 2, "cols": 2, "per_size": 1, "players": 3}),
+    ("petal", {"petals": 4, "run": 2, "per_size": 1}),
+], ids=lambda x: x if isinstance(x, str) else ",".join(f"{k}={v}" for k, v in x.items()))
+def test_position_bounds_bound_every_position(game, params):
+    """A position bound is an upper bound: of every position, symmetric images included."""
+    from solver.engines.enumerate import enumerate_positions
+
+    g = make_game(game, params)
+    assert len(enumerate_positions(g, symmetry=False, workers=1).keys) <= g.position_bound()
