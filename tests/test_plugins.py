@@ -146,6 +146,24 @@ class Bare(Game):
         return (key // 2, key % 2)
 
 
+class NoVariant(Bare):
+    """The issue's example: a constructor that does not take the variant."""
+
+    name = "no-variant"
+
+    def __init__(self):
+        super().__init__()
+
+
+class NoSuper(Bare):
+    """A constructor that takes the variant but never gives it to ``Game.__init__``."""
+
+    name = "no-super"
+
+    def __init__(self, variant):
+        self.ready = True
+
+
 def rules(game: Game, **params) -> list[str]:
     return sorted(check_game(game.from_params(params) if params else game, playouts=5).counts)
 
@@ -271,6 +289,24 @@ def test_a_game_with_no_parameters_needs_no_boilerplate(capsys, tmp_path):
     # by hand: from 1 both moves (to 2 or 3) let the opponent reach 4, so adding 1 at the start wins
     assert "win for player 1" in out
     assert (tmp_path / "bare" / "default" / "positions.parquet").exists()
+
+
+@pytest.mark.parametrize("cls,words", [
+    ("NoVariant", "tests.test_plugins.NoVariant.__init__() takes no variant; the protocol calls "
+                  "NoVariant(variant): define __init__(self, variant) and call super().__init__(variant)"),
+    ("NoSuper", "tests.test_plugins.NoSuper.__init__ does not call super().__init__(variant)"),
+])
+def test_a_constructor_off_the_protocol_is_one_line(capsys, tmp_path, cls, words):
+    """Before: a traceback from Game.from_params in `pyramids check` and `pyramids solve`."""
+    for argv in (["check", "--game", f"tests.test_plugins:{cls}"],
+                 ["solve", "--game", f"tests.test_plugins:{cls}", "--out", str(tmp_path)]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and err.count("\n") == 1 and err.startswith("error: game "), err
+        assert words in err, err
+    from solver.errors import ProtocolError
+
+    with pytest.raises(ProtocolError, match="protocol|super"):
+        globals()[cls].from_params({})
 
 
 # --- finding games: import path, entry points ------------------------------------------------

@@ -17,6 +17,7 @@ whose perspective the stored value takes), so that every row of a table has a ``
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import IntEnum
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Hashable, Mapping, Seq
 import numpy as np
 
 from solver.core.variant import Param, Variant, make_variant
-from solver.errors import IllegalMoveError
+from solver.errors import IllegalMoveError, ProtocolError
 
 if TYPE_CHECKING:
     from solver.core.picture import Picture
@@ -197,9 +198,19 @@ class Game(ABC, Generic[State]):
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any] | None = None, **kwargs: Any) -> "Game":
+        """The game of the variant ``params`` (text or Python values, validated). A class whose
+        constructor breaks the protocol (``cls(variant)``, then ``Game.__init__`` run) is named
+        in one line, not left to a traceback."""
         given = dict(params or {})
         given.update(kwargs)
-        return cls(make_variant(cls.name, cls.params, given))
+        variant = make_variant(cls.name, cls.params, given)
+        _check_constructor(cls)
+        game = cls(variant)
+        if getattr(game, "variant", None) is None:
+            raise ProtocolError(f"game {cls.name!r}: {_where(cls)}.__init__ does not call "
+                                f"super().__init__(variant), so the game has no variant; call it first "
+                                "in __init__ (see the README, 'Your own game')")
+        return game
 
     def check_variant(self, variant: Variant) -> None:
         """Check combinations of parameters; raise :class:`VariantError`, or append to
@@ -207,7 +218,18 @@ class Game(ABC, Generic[State]):
 
     def too_big(self) -> str | None:
         """Why this variant cannot be stored in a table at all (e.g. "its keys need 90 bits"),
-        or ``None``. Such variants can still be played and searched. Override in games."""
+        or ``None``. Such variants can still be played and searched. Override in games; it must
+        be cheap (a formula), as it is asked before every solve."""
+        return None
+
+    def position_bound(self) -> int | None:
+        """An upper bound of this variant's positions (before symmetry), counted by a formula from
+        its board and pieces, never by listing them; ``None`` (the default) when not known.
+
+        It counts every arrangement of the pieces, reachable or not, so it is loose (the measured
+        presets reach between a third and a 160th of it, up to symmetry); it lets a variant far
+        past the position limit be refused at once instead of after minutes of enumeration
+        (:func:`solver.engines.enumerate.check_position_bound`). Must be cheap."""
         return None
 
     def preset_name(self) -> str | None:
@@ -453,3 +475,29 @@ class Game(ABC, Generic[State]):
 
     def __repr__(self) -> str:
         return self.variant.label()
+
+
+def _where(cls: type) -> str:
+    """``MyGame`` (with its module when it is not a built-in game: ``mypkg.games.MyGame``)."""
+    module = getattr(cls, "__module__", "")
+    return cls.__qualname__ if module.startswith("solver.") else f"{module}.{cls.__qualname__}"
+
+
+def _check_constructor(cls: type) -> None:
+    """Refuse, in one line naming the class, a game whose constructor cannot be called as the
+    protocol calls it: ``cls(variant)``."""
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # a signature Python cannot read: let the call itself tell
+        return
+    try:
+        signature.bind(object())
+    except TypeError:
+        name = getattr(cls, "name", cls.__name__.lower())
+        shown = signature.replace(return_annotation=inspect.Signature.empty)
+        what = "takes no variant" if not signature.parameters else "cannot be called with the variant alone"
+        raise ProtocolError(
+            f"game {name!r}: {_where(cls)}.__init__{shown} {what}; the protocol calls "
+            f"{cls.__qualname__}(variant): define __init__(self, variant) and call "
+            "super().__init__(variant) (see the README, 'Your own game')") from None
+

@@ -16,6 +16,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from solver.errors import VariantError
 
 _ON = {"on", "true", "yes", "1"}
+#: integers written with more digits than this are refused without being converted (Python
+#: refuses ``int()`` of more than 4300 digits; no parameter comes anywhere near)
+_MAX_DIGITS = 100
 _OFF = {"off", "false", "no", "0"}
 
 
@@ -30,6 +33,11 @@ class Param:
     ``derive``: a derived default. When the parameter is not given, its value is
     ``derive(values)`` computed from the parameters declared before it (``values``: name ->
     parsed value); ``default`` is then only the text shown to people (e.g. ``"petals/2"``).
+
+    ``bounds``: why ``min``/``max`` are where they are (e.g. ``"cell names use the letters
+    a..z"``), said in the error a value outside them gives. Every ``int`` parameter of a built-in
+    game has both bounds, so no value can make a game's constructor do unbounded work before its
+    own checks run.
     """
 
     name: str
@@ -41,6 +49,7 @@ class Param:
     max: int | None = None
     free: bool = False
     derive: Callable[[Mapping[str, Any]], Any] | None = field(default=None, compare=False)
+    bounds: str | None = field(default=None, compare=False)
 
     def parse(self, raw: Any) -> Any:
         """Turn ``raw`` (text or a Python value) into a valid value of this parameter."""
@@ -48,18 +57,27 @@ class Param:
             if isinstance(raw, bool):
                 raise VariantError(f"parameter {self.name!r} takes an integer, not {raw!r}")
             if isinstance(raw, str):
-                if not re.fullmatch(r"[+-]?\d+", raw.strip()):
+                text = raw.strip()
+                if not re.fullmatch(r"[+-]?\d+", text):
                     raise VariantError(
-                        f"parameter {self.name!r} takes an integer, got {raw!r}; "
+                        f"parameter {self.name!r} takes an integer, got {_short(raw)!r}; "
                         f"write e.g. --set {self.name}={self.default}"
                     )
-                raw = int(raw)
+                digits = text.lstrip("+-").lstrip("0")
+                if len(digits) > _MAX_DIGITS:  # int() of such text is slow, or refused by Python
+                    bound = f"; it must be at most {self.max}" if self.max is not None else ""
+                    raise VariantError(f"parameter {self.name!r} takes an integer of at most "
+                                       f"{_MAX_DIGITS} digits, got one of {len(digits):,}{bound}")
+                raw = int(text)
             if not isinstance(raw, int):
-                raise VariantError(f"parameter {self.name!r} takes an integer, got {raw!r}")
+                raise VariantError(f"parameter {self.name!r} takes an integer, got {_short(raw)!r}")
+            why = f" ({self.bounds})" if self.bounds else ""
             if self.min is not None and raw < self.min:
-                raise VariantError(f"parameter {self.name!r} must be at least {self.min}, got {raw}")
+                raise VariantError(f"parameter {self.name!r} must be at least {self.min}{why}, "
+                                   f"got {_short(raw)}")
             if self.max is not None and raw > self.max:
-                raise VariantError(f"parameter {self.name!r} must be at most {self.max}, got {raw}")
+                raise VariantError(f"parameter {self.name!r} must be at most {self.max}{why}, "
+                                   f"got {_short(raw)}")
             return raw
         if self.kind == "bool":
             if isinstance(raw, bool):
@@ -160,6 +178,15 @@ class Variant(Mapping[str, Any]):
         params = dict(self.items_)
         params.update(changes)
         return make_variant(self.game, self.specs, params)
+
+
+def _short(value: Any) -> str:
+    """``value`` as text for an error line: long numbers and texts are cut (a value of
+    thousands of digits would otherwise fill the line)."""
+    if isinstance(value, int) and abs(value) >= 10**_MAX_DIGITS:
+        return f"a number of more than {_MAX_DIGITS} digits"
+    text = str(value)
+    return text if len(text) <= 40 else text[:30] + f"... ({len(text)} characters)"
 
 
 def make_variant(game: str, specs: Iterable[Param], given: Mapping[str, Any]) -> Variant:

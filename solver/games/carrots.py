@@ -59,13 +59,12 @@ played but not solved (a warning says so).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
-from typing import Any, ClassVar, Mapping
+from functools import cached_property, lru_cache
+from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -92,6 +91,42 @@ PASS_ACTION: tuple[int, int, int, int, int] = (PASS, -1, -1, -1, -1)
 NODE_BASE = 2 + 256
 
 PLAYER_NAMES = ("Carrots", "Broccoli")
+
+
+def multinomial_denominator(counts: list[int]) -> int:
+    """The product of the factorials of ``counts``."""
+    from math import factorial
+
+    out = 1
+    for c in counts:
+        out *= factorial(c)
+    return out
+
+
+def multinomial(counts: list[int]) -> int:
+    """How many distinct orders a multiset with these multiplicities has."""
+    from math import factorial
+
+    return factorial(sum(counts)) // multinomial_denominator(counts)
+
+
+def multiset_permutations(items: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    """The distinct orders of ``items``, in increasing order, each once (the next-permutation
+    step): as many as their :func:`multinomial`, where ``itertools.permutations`` would list
+    ``len(items)!`` of them (14! = 8.7e10 for the 16x16 wall)."""
+    a = sorted(items)
+    while True:
+        yield tuple(a)
+        i = len(a) - 2
+        while i >= 0 and a[i] >= a[i + 1]:
+            i -= 1
+        if i < 0:
+            return
+        j = len(a) - 1
+        while a[j] <= a[i]:
+            j -= 1
+        a[i], a[j] = a[j], a[i]
+        a[i + 1:] = reversed(a[i + 1:])
 
 
 def piece_code(colour: int, size: int) -> int:
@@ -136,10 +171,14 @@ class Carrots(Game[CarrotsState]):
     name: ClassVar[str] = "carrots"
     title: ClassVar[str] = "Carrots and Broccoli: dice tell you what to plant; grow a garden of ten"
     params: ClassVar[tuple[Param, ...]] = (
-        Param("size", "int", 8, "board side n (wall on the anti-diagonal)", min=3, max=16),
-        Param("colours", "int", 2, "colours per player: 2 (rules) or 1 (red vs green)", min=1, max=2),
-        Param("per_colour", "int", 2, "trios of each player colour", min=1, max=4),
-        Param("group", "int", 10, "pyramids in the winning group", min=1),
+        Param("size", "int", 8, "board side n (wall on the anti-diagonal)", min=3, max=16,
+              bounds="from 3x3, where a wall square stands between the corners, to twice the rules' 8x8"),
+        Param("colours", "int", 2, "colours per player: 2 (rules) or 1 (red vs green)", min=1, max=2,
+              bounds="the colour die has 2 colours a player"),
+        Param("per_colour", "int", 2, "trios of each player colour", min=1, max=4,
+              bounds="1 to twice the rules' 2 trios"),
+        Param("group", "int", 10, "pyramids in the winning group", min=1, max=24,
+              bounds="1 to 24: a player owns at most 2 colours x 3 sizes x 4 trios = 24 pyramids"),
         Param(
             "wall",
             "str",
@@ -206,7 +245,8 @@ class Carrots(Game[CarrotsState]):
         #: wall squares from the one next to the top-left corner down to the bottom right
         self.wall_squares: tuple[int, ...] = tuple((n - 1 - c) * n + c for c in range(1, n - 1))
         self.wall_sizes: tuple[int, ...] = tuple(sorted(i % 3 for i in range(n - 2)))
-        self.arrangements: list[tuple[int, ...]] = sorted(set(itertools.permutations(self.wall_sizes)))
+        #: how many orders the wall pyramids can stand in (the multinomial of their sizes; 90 on 8x8)
+        self.num_arrangements: int = multinomial([self.wall_sizes.count(s) for s in range(3)])
         self.fixed_wall: tuple[int, ...] | None = None
         if variant.wall != "random":
             self.fixed_wall = self._parse_wall(variant.wall)
@@ -233,6 +273,40 @@ class Carrots(Game[CarrotsState]):
     def too_big(self) -> str | None:
         bits = (self.key_space - 1).bit_length()
         return f"its position keys need {bits} bits" if self.key_space > 2**64 else None
+
+    @cached_property
+    def arrangements(self) -> list[tuple[int, ...]]:
+        """Every order of the wall pyramids' sizes, sorted (:attr:`num_arrangements` of them;
+        listed when first asked: 252,252 on the largest board)."""
+        return list(multiset_permutations(self.wall_sizes))
+
+    def position_bound(self) -> int:
+        """The root, plus every board times the player to move, the last-moved pyramid (none or
+        one on the board) and the node (dice to roll, or an effective roll to act on).
+
+        Boards: the wall pyramids on any squares, and per coloured type ``m <= per_colour``
+        pyramids on others, at most one a square (an exponential generating function over the
+        types). Effective rolls: every pair of a non-empty part of a roll's colours and of its
+        sizes, plus ``roll none``. Measured: 3x3 3,894,185 positions up to symmetry (bound 5.0e8,
+        2.5e8 up to symmetry)."""
+        from math import factorial
+
+        cells, walls = self.cells, len(self.wall_sizes)
+        poly = [Fraction(1)]
+        for _ in self.piece_types:
+            out = [Fraction(0)] * min(len(poly) + self.per_colour, cells - walls + 1)
+            for i, a in enumerate(poly):
+                for m in range(min(self.per_colour, len(out) - 1 - i) + 1):
+                    out[i + m] += a / factorial(m)
+            poly = out
+        wall_ways = factorial(cells) // multinomial_denominator([self.wall_sizes.count(s) for s in range(3)])
+        boards = [poly[t] * wall_ways / factorial(cells - walls - t) for t in range(len(poly))]
+        rolls = {(cm, sm) for cmask, smask in self._roll_masks.values()
+                 for cm in range(1, cmask + 1) if cm & cmask == cm
+                 for sm in range(1, smask + 1) if sm & smask == sm}
+        nodes = 1 + len(rolls) + 1  # to roll (or over), the effective rolls, roll none
+        total = sum(b * (1 + walls + t) for t, b in enumerate(boards)) * 2 * nodes
+        return 1 + int(total)
 
     # --- variant checks -------------------------------------------------------------------
     def check_variant(self, variant: Variant) -> None:
@@ -401,7 +475,7 @@ class Carrots(Game[CarrotsState]):
     def chance_outcomes(self, state: CarrotsState) -> list[tuple[Any, Fraction]]:
         """Root: the wall arrangements (equally likely); else the effective rolls (grouped)."""
         if state.roll == SETUP:
-            p = Fraction(1, len(self.arrangements))
+            p = Fraction(1, self.num_arrangements)
             return [(arr, p) for arr in self.arrangements]
         if state.roll != TO_ROLL or self.winner(state) >= 0:
             raise IllegalMoveError("the dice are rolled only at the start of a turn")

@@ -59,6 +59,16 @@ PASS = "pass"
 #: most arrangements ``setup=all`` will list (the 4x4 4+4+8 board has 900,900)
 MAX_SETUPS = 5_000_000
 
+#: the largest board (in cells) that gets keys. The ranker's counting tables take time growing as
+#: cells**5 (36 cells: 1.4 s to build, 40: 2.2 s), and past 36 cells only variants with at most 3
+#: black and white pyramids in all (a game with next to nothing to capture) would fit 64 bits
+MAX_KEY_CELLS = 36
+
+#: the largest board side: columns are named by the letters a..z
+MAX_SIDE = 26
+SIDE_BOUNDS = "boards have 1 to 26 rows and columns: columns are named by the letters a..z"
+_COUNT_BOUNDS = "none to 676: the board starts full, one pyramid a cell, and a 26x26 board has 676"
+
 _LETTER = {BLACK: "B", WHITE: "W", GREEN: "G"}
 #: colour keys of :class:`solver.core.picture.Piece`
 _COLOUR_KEY = {BLACK: "black", WHITE: "white", GREEN: "green"}
@@ -234,6 +244,21 @@ class BoardRanker:
         return tuple(out)
 
 
+def board_lower_bound(cells: int, greens: int) -> int:
+    """A lower bound of :attr:`BoardRanker.size`, exact and cheap (to refuse keys that cannot fit
+    before any table is built).
+
+    Two families of boards are counted: every cell a single pyramid (the greens on any
+    ``greens`` cells, black or white on the others); and, when there is a non-green pyramid,
+    ``j <= greens`` empty cells (any of them) with one black or white pyramid on ``j`` greens and
+    every other cell a single pyramid."""
+    coloured = cells - greens
+    singles = math.comb(cells, greens) * 2**coloured
+    if coloured == 0:
+        return singles
+    return max(singles, sum(math.comb(cells, j) for j in range(greens + 1)))
+
+
 def estimate_boards(cells: int, greens: int) -> float:
     """Floating-point :attr:`BoardRanker.size` (fast; used to refuse keys that cannot fit)."""
     table = np.zeros((cells + 1, greens + 1))
@@ -298,10 +323,12 @@ class Greener(Game[GreenerState]):
     name: ClassVar[str] = "greener"
     title: ClassVar[str] = "Greener: capture onto any stack in line; score the greens you control"
     params: ClassVar[tuple[Param, ...]] = (
-        Param("rows", "int", 6, "board rows", min=1, max=26),
-        Param("cols", "int", 6, "board columns", min=1, max=26),
-        Param("black", "int", 9, "black pyramids (Black's colour)", min=0),
-        Param("white", "int", 9, "white pyramids (White's colour)", min=0),
+        Param("rows", "int", 6, "board rows", min=1, max=MAX_SIDE, bounds=SIDE_BOUNDS),
+        Param("cols", "int", 6, "board columns", min=1, max=MAX_SIDE, bounds=SIDE_BOUNDS),
+        Param("black", "int", 9, "black pyramids (Black's colour)", min=0, max=MAX_SIDE**2,
+              bounds=_COUNT_BOUNDS),
+        Param("white", "int", 9, "white pyramids (White's colour)", min=0, max=MAX_SIDE**2,
+              bounds=_COUNT_BOUNDS),
         Param(
             "setup",
             "str",
@@ -311,7 +338,8 @@ class Greener(Game[GreenerState]):
             choices=("all", "random"),
             free=True,
         ),
-        Param("seed", "int", 0, "random seed for setup=random"),
+        Param("seed", "int", 0, "random seed for setup=random", min=0, max=2**64 - 1,
+              bounds="a 64-bit seed, not negative: a negative one deals the setup of its absolute value"),
         Param(
             "tiebreak",
             "str",
@@ -360,6 +388,7 @@ class Greener(Game[GreenerState]):
             _gatherer(row.tolist()) for row in gathers
         ]
         self._ranker: BoardRanker | None = None
+        self._key_refusal: str | None = None  # why keys do not fit (found once, by _key_problem)
         self._setups: list[tuple[tuple[int, ...], Fraction]] | None = None
         self._tables: dict[str, Any] | None = None
         self._playout_tables: tuple[np.ndarray, ...] | None = None
@@ -452,32 +481,46 @@ class Greener(Game[GreenerState]):
         return out
 
     def too_big(self) -> str | None:
-        try:
-            self.ranker
-        except GreenerTooBigError:
-            return f"a {self.rows}x{self.cols} board with {self.green} greens has too many positions for 64-bit keys"
-        if self.setup_mode == "all" and (self.num_setups > MAX_SETUPS or self.cells > 31):
+        why = self._key_problem()
+        if why is not None:
+            return why
+        if self.setup_mode == "all" and self.num_setups > MAX_SETUPS:
             return f"its {self.num_setups:,} setups are too many to list (limit {MAX_SETUPS:,})"
+        if self.setup_mode == "all" and self.cells > 31:
+            return (f"setup=all lists the setups of boards of at most 31 cells (a {self.rows}x{self.cols} "
+                    f"board has {self.cells})")
         return None
 
     # --- keys --------------------------------------------------------------------------
+    def _key_problem(self) -> str | None:
+        """Why the positions get no 64-bit keys, or ``None`` (then :attr:`ranker` is built). The
+        checks go from cheap to dear: the board's size, an exact lower bound of the boards, the
+        float estimate (under a second up to 36 cells), the exact count (1.4 s at 36 cells)."""
+        if self._ranker is not None or self._key_refusal is not None:
+            return self._key_refusal
+        too_many = f"a {self.rows}x{self.cols} board with {self.green} greens has too many positions for 64-bit keys"
+        if self.cells > MAX_KEY_CELLS:
+            self._key_refusal = (f"a {self.rows}x{self.cols} board has {self.cells} cells, and keys are made for "
+                                 f"boards of at most {MAX_KEY_CELLS}")
+        elif board_lower_bound(self.cells, self.green) * 6 + 1 > 2**64 or (
+                estimate_boards(self.cells, self.green) * 6 > 2.0**64 * 1.001):
+            self._key_refusal = too_many
+        else:
+            ranker = BoardRanker(self.cells, self.green)
+            if ranker.size * 6 + 1 > 2**64:
+                self._key_refusal = too_many
+            else:
+                self._ranker = ranker
+        return self._key_refusal
+
     @property
     def ranker(self) -> BoardRanker:
         """The board ranker; raises :class:`GreenerTooBigError` when keys cannot fit 64 bits."""
-        if self._ranker is None:
-            if estimate_boards(self.cells, self.green) * 6 > 2.0**64 * 1.001:
-                raise GreenerTooBigError(self._too_big_message())
-            ranker = BoardRanker(self.cells, self.green)
-            if ranker.size * 6 + 1 > 2**64:
-                raise GreenerTooBigError(self._too_big_message())
-            self._ranker = ranker
+        why = self._key_problem()
+        if why is not None:
+            raise GreenerTooBigError(f"{why}; pick a board of at most about 20 cells")
+        assert self._ranker is not None
         return self._ranker
-
-    def _too_big_message(self) -> str:
-        return (
-            f"greener on {self.rows}x{self.cols} with {self.green} greens has too many positions "
-            "for a 64-bit key; pick a board of at most about 20 cells"
-        )
 
     @property
     def root_key(self) -> int:

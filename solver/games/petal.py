@@ -123,10 +123,13 @@ class Petal(Game[PetalState]):
     name = "petal"
     title = "Petal Battle"
     params = (
-        Param("petals", "int", 10, "petals in the ring (even)", min=4, max=18),
-        Param("run", "int", "petals/2", "adjacent petals of your colour that win", min=1,
-              derive=lambda v: v["petals"] // 2),
-        Param("per_size", "int", 3, "board pyramids of each size per player", min=1, max=9),
+        Param("petals", "int", 10, "petals in the ring (even)", min=4, max=18,
+              bounds="from 4, the smallest ring where neighbours and opposites differ, to 18, the "
+                     "largest with 64-bit keys"),
+        Param("run", "int", "petals/2", "adjacent petals of your colour that win", min=1, max=18,
+              derive=lambda v: v["petals"] // 2, bounds="1 to 18: a run fits on the ring"),
+        Param("per_size", "int", 3, "board pyramids of each size per player", min=1, max=9,
+              bounds="1 to three times the rules' 3: both players' 9 of a size fill the largest ring"),
         Param("opening", "str", "large-opposite",
               "start with a Large each on petals 0 and petals/2, or an empty board and Enter",
               choices=("large-opposite", "enter-large")),
@@ -164,21 +167,27 @@ class Petal(Game[PetalState]):
 
     def board_arrangements(self) -> int:
         """How many ways the pyramids can stand on the ring (each of the 6 kinds 0..per_size
-        times, at most one pyramid a petal)."""
-        from itertools import product
+        times, at most one pyramid a petal): ``n! / (n - t)!`` times the coefficient of ``z**t``
+        in ``(sum_{c <= per_size} z**c / c!) ** 6``, summed over ``t`` (exact, no listing)."""
+        from fractions import Fraction
         from math import factorial
 
         n, k = self.variant.petals, self.variant.per_size
-        total = 0
-        for counts in product(range(k + 1), repeat=6):
-            placed = sum(counts)
-            if placed > n:
-                continue
-            denom = factorial(n - placed)
-            for c in counts:
-                denom *= factorial(c)
-            total += factorial(n) // denom
-        return total
+        poly = [Fraction(1)]
+        for _ in range(6):
+            out = [Fraction(0)] * min(len(poly) + k, n + 1)
+            for i, a in enumerate(poly):
+                for c in range(min(k, len(out) - 1 - i) + 1):
+                    out[i + c] += a / factorial(c)
+            poly = out
+        return int(sum(poly[t] * factorial(n) / factorial(n - t) for t in range(len(poly))))
+
+    def position_bound(self) -> int:
+        """Every board arrangement times every value of the rest of the key (both sequencing
+        stacks, the actions left, the round's lead, the acting phase): the key space restricted
+        to real boards. Measured: the presets have 78-164 positions per arrangement, against
+        the bound's 6,144."""
+        return self.board_arrangements() * STACK_RADIX**2 * 4 * 2 * 3
 
     def __init__(self, variant: Variant) -> None:
         super().__init__(variant)
