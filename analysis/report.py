@@ -637,7 +637,7 @@ def _rulebook_warnings(solution: Any) -> list[str]:
     rulebook's recommended range), worded for a report."""
     out = []
     for w in getattr(getattr(solution, "game", None), "warnings", None) or []:
-        text = re.sub(r"[;,]?\s*solving it anyway\.?\s*$", "", str(w)).strip()
+        text = str(w).strip()
         if text:
             out.append(text + ("" if text.endswith(".") else "."))
     return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -593,7 +592,7 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
              + "a change is the variant's number minus the baseline's.")
     for lbl, r in zip(labels, rows):
         for w in (r.get("warnings") or "").splitlines():
-            w = re.sub(r"[;,]?\s*solving it anyway\.?\s*$", "", w).strip()
+            w = w.strip()
             if w:
                 sec.text(f"Rulebook warning ({lbl}): {w}.")
     doc.sections.append(sec)

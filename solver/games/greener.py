@@ -418,7 +418,7 @@ class Greener(Game[GreenerState]):
             self.warnings.append(
                 f"black={black}, white={white} on {variant.rows}x{variant.cols} is outside the "
                 f"rulebook's range (black = white = n with {cells}/4 <= n <= {cells}/3 and "
-                f"green >= n); solving it anyway"
+                f"green >= n); allowed, but not the game as published"
             )
 
     def _build_rays(self) -> list[tuple[tuple[int, ...], ...]]:
