@@ -147,6 +147,8 @@ class Task:
         Bars, lines or nothing.
     total : int, optional
         How many ``unit`` the step has, when known.
+    done : int, optional
+        How many are done at the start (default 0 when ``total`` is given, else unknown).
     unit : str
         What ``done`` counts (``"positions"``, ``"steps"``).
     note : str
@@ -166,12 +168,13 @@ class Task:
         This task's interval between lines (default: the session's).
     """
 
-    def __init__(self, name: str, mode: Mode, *, total: int | None = None, unit: str = "", note: str = "",
+    def __init__(self, name: str, mode: Mode, *, total: int | None = None, done: int | None = None,
+                 unit: str = "", note: str = "",
                  note_first: bool = False, percent: bool = False, bar: bool = True, unit_scale: bool = False,
                  every: float | None = None) -> None:
         self.name, self.mode, self.total, self.unit, self.note = name, mode, total, unit, note
         self.note_first, self.percent, self.every = note_first, percent, every
-        self.done: int | None = 0 if total is not None else None
+        self.done: int | None = done if done is not None else 0 if total is not None else None
         self._bar: Any = None
         self._own_session: Any = None
         self._session: _Session | None = None

@@ -51,7 +51,7 @@ def solve_variant(
     nothing."""
     with session(progress):
         t0 = time.perf_counter()
-        with Task("enumerate", progress, unit="positions", unit_scale=True) as found:
+        with Task("enumerate", progress, done=0, unit="positions", unit_scale=True) as found:
             def on_ply(ply: int, total: int, frontier: int) -> None:
                 found.update(total, note=f"ply {ply}, frontier {frontier:,}")
 
@@ -152,7 +152,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
     if max_sweeps is None:
         max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
     step.update(note=f"value iteration of {graph.n:,} positions")
-    with Task("value iteration", progress, unit="sweeps") as sweeps:
+    with Task("value iteration", progress, done=0, unit="sweeps") as sweeps:
         def on_sweeps(stage: str, tier: int, done: int, residual: float) -> None:
             sweeps.update(done, note=f"{stage}, tier {tier}, residual {residual:.1e}")
 
