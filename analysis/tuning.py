@@ -215,11 +215,12 @@ def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]]
         game = make_game(game_name, params)
         if progress is True:
             print(f"[{i}/{len(combos)}] solving {game.variant.label()}", file=sys.stderr)
-        task.update(note=f"solving {game.variant.label()}")
+        varied = ", ".join(f"{k}={v}" for k, v in combo.items())  # the fixed rest is in the command
+        task.update(note=f"solving {varied}")
         sol = solve(game, out=out, progress=progress, max_positions=max_positions, notes=notes)
         if progress is True:
             print(f"[{i}/{len(combos)}] comparing: random and perfect play, move values", file=sys.stderr)
-        task.update(note=f"comparing {game.variant.label()}: random and perfect play, move values")
+        task.update(note=f"comparing {varied}: random and perfect play, move values")
         row = {k: str(game.variant.as_text()[k]) for k in vary}
         row.update(summarize(sol, exact_limit=exact_limit))
         rows.append(row)

@@ -1251,17 +1251,17 @@ def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[s
 
     p1, p2 = _players_of(args)
     names = list(vary)
-    games = [make_game(args.game, {**fixed, **dict(zip(names, combo))})
-             for combo in itertools.product(*(vary[n] for n in names))]
+    combos = list(itertools.product(*(vary[n] for n in names)))
+    games = [make_game(args.game, {**fixed, **dict(zip(names, combo))}) for combo in combos]
     from solver.core.progress import Task
 
     results = []
     mode = _progress()
     with Task("tune", mode, total=len(games), unit="variants", note_first=True, bar=False) as task:
-        for g in games:
+        for g, combo in zip(games, combos):
             if mode is True:
                 print(f"estimating {g.variant.label()}", file=sys.stderr)
-            task.update(note=f"estimating {g.variant.label()}")
+            task.update(note="estimating " + ", ".join(f"{n}={v}" for n, v in zip(names, combo)))
             results.append((g, estimate(g, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs,
                                         max_moves=args.max_moves, progress=mode)))
             task.advance()

@@ -148,12 +148,22 @@ def test_tune_and_estimate_tell_a_log_where_they_are(capsys, monkeypatch, tmp_pa
     assert code == 0, err
     lines = [ln.split("] ", 1)[1] for ln in progress_lines(err)]
     assert lines[0] == "tune: 0 of 2 variants", lines
-    assert any(ln.startswith("tune: solving blam(") and "(0 of 2 variants) > enumerate: " in ln for ln in lines), lines
-    assert any(ln.startswith("tune: comparing blam(") and "tiebreak=captures): random and perfect play" in ln
-               and "(1 of 2 variants)" in ln for ln in lines), lines
+    assert any(ln.startswith("tune: solving tiebreak=none (0 of 2 variants) > enumerate: ") for ln in lines), lines
+    assert "tune: comparing tiebreak=captures: random and perfect play, move values (1 of 2 variants)" in lines, lines
     assert lines[-1] == "tune: writing the report (2 of 2 variants)", lines
     code, out, err = run(capsys, "estimate", "blam", "--preset", "3x3", "--games", "6",
                          "--reports", str(tmp_path / "r"))
     assert code == 0, err
     games = [ln for ln in progress_lines(err) if "] self-play: " in ln]
     assert games and "] self-play: 6 of 6 games (100.0%) (blam(" in games[-1], games
+
+
+def test_tune_estimate_counts_the_variants_and_the_games(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv(progress.INTERVAL_ENV, "0")
+    code, out, err = run(capsys, "tune", "blam", "--preset", "3x3", "--vary", "tiebreak=none,captures", "--estimate",
+                         "--games", "4", "--jobs", "1", "--reports", str(tmp_path / "r"))
+    assert code == 0, err
+    lines = [ln.split("] ", 1)[1] for ln in progress_lines(err)]
+    assert any(ln.startswith("tune: estimating tiebreak=captures (1 of 2 variants) > self-play: 4 of 4 games (100.0%)")
+               for ln in lines), lines
+    assert lines[-1] == "tune: writing the report (2 of 2 variants)", lines
