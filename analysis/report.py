@@ -484,7 +484,8 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
     bar.update(total=3 + len(builders) + more_steps)
     bar.advance(note="random and perfect play")
     try:
-        play = _play_stats(t, exact_limit)
+        play = _play_stats(t, exact_limit, lambda i, n, key: bar.update(
+            note=f"random and perfect play, matchup {i} of {n}: {key}"))
     except _MISSING as exc:
         play = f"random play needs a column this table does not have ({exc})"
     for title_, build in builders:
@@ -1266,8 +1267,10 @@ def _ply_notes_and_figure(doc: Document, sec: Section, t: _Tables, table: pl.Dat
     return sec
 
 
-def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
-    """Random / perfect matchups, or the reason they are skipped."""
+def _play_stats(t: _Tables, exact_limit: int,
+                on_matchup: Callable[[int, int, str], None] | None = None) -> dict[str, M.PlayStats] | str:
+    """Random / perfect matchups, or the reason they are skipped. ``on_matchup(i, n, name)``
+    before each (progress: each can take half a minute on a million positions)."""
     if t.edges is None:
         why, fix = _no_edges(t)
         return f"{why[0].lower() + why[1:]} ({fix})" if t.meta.get("layout") == "tiered" else \
@@ -1276,7 +1279,9 @@ def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
         return f"random-play figures need two-player tables; this variant has {t.players} players"
     out: dict[str, M.PlayStats] = {}
     pairs = [("random", "random"), ("random", "perfect"), ("perfect", "random"), ("perfect", "perfect")]
-    for first, second in pairs:
+    for i, (first, second) in enumerate(pairs, 1):
+        if on_matchup is not None:
+            on_matchup(i, len(pairs), f"{first} vs {second}")
         try:
             out[f"{first} vs {second}"] = M.play_statistics(
                 t.positions, t.edges, first=first, second=second, meta=t.meta, exact_limit=exact_limit)
