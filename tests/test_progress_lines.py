@@ -4,6 +4,7 @@ and the scored margins of a whole graph take one attractor sweep per side (fault
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import numpy as np
@@ -76,6 +77,7 @@ def test_a_task_writes_timed_lines_on_updates_and_in_silences(capsys, monkeypatc
     with progress.Task("report", progress.mode_for(), total=3, unit="steps", note_first=True) as task:
         task.advance(note="game length")
         time.sleep(0.6)  # no update: the timer speaks
+    assert not [t for t in threading.enumerate() if t.name == "progress-lines"]  # the timer has ended
     time.sleep(0.25)
     lines = progress_lines(capsys.readouterr().err)
     assert len(lines) >= 2, lines

@@ -71,8 +71,8 @@ class _Session:
         self.every = every
         self.start = self.last = time.monotonic()
         self.tasks: list[Task] = []
-        self.lock = threading.RLock()
-        self.stop = threading.Event()
+        self.lock = threading.Condition(threading.RLock())  # also wakes the timer (tasks, close)
+        self.stopped = False
         self.timer = threading.Thread(target=self._tick, name="progress-lines", daemon=True)
         self.timer.start()
 
@@ -83,11 +83,22 @@ class _Session:
                 return task.every
         return self.every if self.every is not None else line_seconds()
 
-    def say(self, *, force: bool = False) -> None:
+    def add(self, task: "Task") -> None:
+        with self.lock:
+            self.tasks.append(task)
+            self.lock.notify_all()
+        self.say()
+
+    def remove(self, task: "Task") -> None:
+        with self.lock:
+            if task in self.tasks:
+                self.tasks.remove(task)
+
+    def say(self) -> None:
         """Write the line of the open tasks if an interval has passed since the last line."""
         with self.lock:
             now = time.monotonic()
-            if not self.tasks or (not force and now - self.last < self.interval()):
+            if not self.tasks or now - self.last < self.interval():
                 return
             self.last = now
             stamp = timedelta(seconds=int(now - self.start))  # H:MM:SS
@@ -98,16 +109,24 @@ class _Session:
                 pass
 
     def _tick(self) -> None:
-        while True:
-            with self.lock:
-                every = self.interval()
-                wait = self.last + every - time.monotonic() if self.tasks else every
-            if self.stop.wait(max(wait, 0.1)):
-                return
-            self.say()
+        """Fill the silences: while a task is open, a line once an interval has passed since the
+        last (at most ten a second, for an interval of 0)."""
+        with self.lock:
+            while not self.stopped:
+                if not self.tasks:
+                    self.lock.wait()  # until a task opens or the session ends
+                    continue
+                due = self.last + self.interval() - time.monotonic()
+                if due > 0:
+                    self.lock.wait(max(due, 0.1))
+                    continue
+                self.say()
+                self.lock.wait(0.1)
 
     def close(self) -> None:
-        self.stop.set()
+        with self.lock:
+            self.stopped = True
+            self.lock.notify_all()
         if self.timer is not threading.current_thread():
             self.timer.join()
 
@@ -183,9 +202,7 @@ class Task:
             self._own_session.__enter__()
             self._session = _session
             if self._session is not None:
-                with self._session.lock:
-                    self._session.tasks.append(self)
-                self._session.say()
+                self._session.add(self)
         elif mode and bar:
             from tqdm import tqdm
 
@@ -240,9 +257,7 @@ class Task:
             self._bar.close()
             self._bar = None
         if self._session is not None:
-            with self._session.lock:
-                if self in self._session.tasks:
-                    self._session.tasks.remove(self)
+            self._session.remove(self)
             self._session = None
         if self._own_session is not None:
             own, self._own_session = self._own_session, None
