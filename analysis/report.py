@@ -40,6 +40,7 @@ from matplotlib.figure import Figure
 from analysis import metrics as M
 from analysis import plots
 from solver.core.game import NodeKind
+from solver.core.progress import Task
 from solver.errors import TableError
 
 __all__ = ["write_report", "build_report", "report_variant", "report_presets", "Document", "Section",
@@ -421,7 +422,7 @@ class _Tables:
         return text[4:] if text.startswith("the ") else text
 
 
-def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: bool = False) -> Document:
+def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: bool | str = False) -> Document:
     """The balance report of a solved variant as a :class:`Document` (nothing written).
 
     Parameters
@@ -430,9 +431,18 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
         A solved variant (its ``positions``, ``edges``, ``setups``, ``meta`` and ``game``).
     exact_limit : int
         Random play is computed exactly up to this many positions, else simulated.
-    progress : bool
-        Show a progress bar over the report's steps on standard error.
+    progress : bool or "lines"
+        Show a progress bar over the report's steps on standard error (``"lines"``: a line every
+        10 s, :mod:`solver.core.progress`).
     """
+    with Task("report", progress, unit="steps", note_first=True) as task:
+        return _build_report(solution, exact_limit, task)
+
+
+def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 0) -> Document:
+    """:func:`build_report`, its steps counted by ``bar`` (reading the tables, random and perfect
+    play, each section, the glossary, and ``more_steps`` the caller does after)."""
+    bar.update(note="reading the tables")
     pos = M.positions_of(solution)  # a streaming scan for a tiered table too large for its moves
     lazy = isinstance(pos, pl.LazyFrame)
     meta = dict(solution.meta)
@@ -459,13 +469,6 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
              f"(the game ends level) or draw (endless play, neither side can force a win). "
              f"A ply is one move by one player.")
     doc = Document(title, intro)
-    bar = _steps_bar(progress, 11)
-    bar.set_description("report: random and perfect play")
-    try:
-        play = _play_stats(t, exact_limit)
-    except _MISSING as exc:
-        play = f"random play needs a column this table does not have ({exc})"
-    bar.update(1)
     builders: list[tuple[str, Callable[[], Section]]] = [
         ("Verdict", lambda: _verdict_section(doc, t, solution)),
         ("Opening moves", lambda: (_secret_section(doc, t, solution) if _secret_start(t)
@@ -478,21 +481,26 @@ def build_report(solution: Any, *, exact_limit: int = M.EXACT_LIMIT, progress: b
         ("Structure", lambda: _structure_section(doc, t)),
         ("Provenance", lambda: _provenance_section(t, solution)),
     ]
+    bar.update(total=3 + len(builders) + more_steps)
+    bar.advance(note="random and perfect play")
+    try:
+        play = _play_stats(t, exact_limit, lambda i, n, key: bar.update(
+            note=f"random and perfect play, matchup {i} of {n}: {key}"))
+    except _MISSING as exc:
+        play = f"random play needs a column this table does not have ({exc})"
     for title_, build in builders:
-        bar.set_description(f"report: {title_.lower()}")
+        bar.advance(note=title_.lower())
         try:
             doc.sections.append(build())
         except _MISSING as exc:  # e.g. per-seat multi-player tables: skip with a note
             sec = Section(title_, "This section cannot be computed from this table.")
             sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {exc})")
             doc.sections.append(sec)
-        bar.update(1)
-    bar.set_description("report: glossary")
+    bar.advance(note="glossary")
     glossary = glossary_section(doc)
     if glossary is not None:
         doc.sections.append(glossary)
-    bar.update(1)
-    bar.close()
+    bar.advance()
     return doc
 
 
@@ -567,19 +575,12 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     return sec
 
 
-def _steps_bar(show: bool, total: int):
-    """A tqdm bar over named steps (disabled unless ``show``)."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=" steps", leave=False, disable=not show)
-
-
 #: what a table without the expected columns raises
 _MISSING = (KeyError, pl.exceptions.ColumnNotFoundError)
 
 
 def write_report(solution: Any, out_dir: Path | None = None, *, exact_limit: int = M.EXACT_LIMIT,
-                 progress: bool = False) -> Path:
+                 progress: bool | str = False) -> Path:
     """Write the balance report of ``solution``: ``report.md``, ``report.html``, ``figures/``.
 
     Parameters
@@ -588,6 +589,9 @@ def write_report(solution: Any, out_dir: Path | None = None, *, exact_limit: int
         A solved variant (from :func:`solver.api.solve` or :func:`solver.api.load`).
     out_dir : Path, optional
         Output folder; default ``reports/<game>/<variant-id>/``.
+
+    progress : bool or "lines"
+        As :func:`build_report`, with writing the files as one more step.
 
     Returns
     -------
@@ -598,7 +602,12 @@ def write_report(solution: Any, out_dir: Path | None = None, *, exact_limit: int
         game = solution.meta.get("game") or solution.game.name
         vid = solution.meta.get("variant_id") or solution.game.variant.variant_id()
         out_dir = DEFAULT_ROOT / game / vid
-    return save_document(build_report(solution, exact_limit=exact_limit, progress=progress), Path(out_dir))
+    with Task("report", progress, unit="steps", note_first=True) as task:
+        doc = _build_report(solution, exact_limit, task, more_steps=1)
+        task.update(note="writing report.md, report.html and the figures")
+        path = save_document(doc, Path(out_dir))
+        task.advance()
+        return path
 
 
 def report_variant(game_name: str, params: Mapping[str, Any], *, out: str | Path | None = None,
@@ -1258,8 +1267,10 @@ def _ply_notes_and_figure(doc: Document, sec: Section, t: _Tables, table: pl.Dat
     return sec
 
 
-def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
-    """Random / perfect matchups, or the reason they are skipped."""
+def _play_stats(t: _Tables, exact_limit: int,
+                on_matchup: Callable[[int, int, str], None] | None = None) -> dict[str, M.PlayStats] | str:
+    """Random / perfect matchups, or the reason they are skipped. ``on_matchup(i, n, name)``
+    before each (progress: each can take half a minute on a million positions)."""
     if t.edges is None:
         why, fix = _no_edges(t)
         return f"{why[0].lower() + why[1:]} ({fix})" if t.meta.get("layout") == "tiered" else \
@@ -1268,7 +1279,9 @@ def _play_stats(t: _Tables, exact_limit: int) -> dict[str, M.PlayStats] | str:
         return f"random-play figures need two-player tables; this variant has {t.players} players"
     out: dict[str, M.PlayStats] = {}
     pairs = [("random", "random"), ("random", "perfect"), ("perfect", "random"), ("perfect", "perfect")]
-    for first, second in pairs:
+    for i, (first, second) in enumerate(pairs, 1):
+        if on_matchup is not None:
+            on_matchup(i, len(pairs), f"{first} vs {second}")
         try:
             out[f"{first} vs {second}"] = M.play_statistics(
                 t.positions, t.edges, first=first, second=second, meta=t.meta, exact_limit=exact_limit)

@@ -26,6 +26,7 @@ import polars as pl
 from analysis import metrics as M
 from analysis import plots
 from analysis.report import DEFAULT_ROOT, Document, Section, glossary_section, save_document
+from solver.core.progress import Task
 from solver.errors import VariantError
 
 __all__ = ["run_sweep", "format_table", "summarize", "answer", "compare", "what_changes", "sweep_id",
@@ -159,7 +160,7 @@ def run_sweep(
     *,
     out: str | Path | None = None,
     reports_root: Path = DEFAULT_ROOT,
-    progress: bool = False,
+    progress: bool | str = False,
     exact_limit: int = M.EXACT_LIMIT,
     max_positions: int | None = None,
     notes: list[str] | None = None,
@@ -178,9 +179,10 @@ def run_sweep(
         Root folder of the tables (default ``tables/``); tables on disk are reused.
     reports_root : Path
         The report goes to ``reports_root/<game>/tune-<sweep id>/``.
-    progress : bool
+    progress : bool or "lines"
         Show solver progress bars and one line per variant (solving, then comparing) on
-        standard error.
+        standard error; ``"lines"`` (not a terminal): a line every 10 s saying the variant and
+        the step (:mod:`solver.core.progress`).
     exact_limit : int
         Random-play statistics are exact up to this many positions, simulated beyond.
     max_positions : int, optional
@@ -194,22 +196,35 @@ def run_sweep(
         The path of ``report.md`` and the comparison table (one row per variant; print it with
         :func:`format_table`).
     """
+    _check(fixed, vary)
+    combos = combinations(vary)
+    with Task("tune", progress, total=len(combos), unit="variants", note_first=True, bar=False) as task:
+        return _run_sweep(game_name, fixed, vary, combos, task, out=out, reports_root=reports_root,
+                          progress=progress, exact_limit=exact_limit, max_positions=max_positions, notes=notes)
+
+
+def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]], combos: list[dict[str, str]],
+               task: Task, *, out: str | Path | None, reports_root: Path, progress: bool | str, exact_limit: int,
+               max_positions: int | None, notes: list[str] | None) -> tuple[Path, pl.DataFrame]:
     from solver.api import make_game, solve
 
-    _check(fixed, vary)
     rows = []
-    combos = combinations(vary)
     for i, combo in enumerate(combos, 1):
         params = {**fixed, **combo}
         game = make_game(game_name, params)
-        if progress:
+        if progress is True:
             print(f"[{i}/{len(combos)}] solving {game.variant.label()}", file=sys.stderr)
+        varied = ", ".join(f"{k}={v}" for k, v in combo.items())  # the fixed rest is in the command
+        task.update(note=f"solving {varied}")
         sol = solve(game, out=out, progress=progress, max_positions=max_positions, notes=notes)
-        if progress:
+        if progress is True:
             print(f"[{i}/{len(combos)}] comparing: random and perfect play, move values", file=sys.stderr)
+        task.update(note=f"comparing {varied}: random and perfect play, move values")
         row = {k: str(game.variant.as_text()[k]) for k in vary}
         row.update(summarize(sol, exact_limit=exact_limit))
         rows.append(row)
+        task.advance()
+    task.update(note="writing the report")
     df = _frame(rows, list(vary))
     # the values as the game writes them (e.g. "true" -> "on"), in the order given
     shown = {k: list(dict.fromkeys(df[k].to_list())) for k in vary}

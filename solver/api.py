@@ -558,8 +558,8 @@ def solve(
     max_positions : int, optional
         Refuse variants with more positions (:class:`~solver.errors.TooBigError`).
     progress : bool or "lines"
-        Show progress bars on standard error; ``"lines"``: tiered solves write a progress line
-        a minute instead (for logs), whole-graph solves show nothing.
+        Show progress bars on standard error; ``"lines"``: a progress line every 10 s instead
+        (for logs; :mod:`solver.core.progress`), nothing for a solve that takes less.
     tol : float
         Tolerance of value iteration (chance games). A table on disk is reused only if it was
         solved at this tolerance or a tighter one, and certified.
@@ -633,7 +633,7 @@ def solve(
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol
     positions, meta, edges, setups = pipeline.solve_variant(
-        game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress is True,
+        game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress,
         write_edges=write_edges, tol=tol, max_sweeps=max_sweeps)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
 

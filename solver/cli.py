@@ -150,8 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     tasks.add_argument("--batch", type=int, default=None, metavar="N",
                        help="setup classes per task (default: sized to about 20 s a task)")
     p.add_argument("--quiet", action="store_true",
-                   help="no progress bars (tiered solves whose standard error is not a terminal: no progress "
-                        "line a minute)")
+                   help="no progress bars (standard error not a terminal: no progress line every 10 s)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
     p = sub.add_parser("status", help="how far a solve has got: setup classes (or tiers) done and "
@@ -391,10 +390,18 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
     try:
         return solve(game, out=args.out, symmetry=not args.no_symmetry,
                      max_positions=_max_positions(args, game, kw.get("tiered")),
-                     progress=(sys.stderr.isatty() or "lines") if progress else False, notes=notes, **kw)
+                     progress=_progress(progress), notes=notes, **kw)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)
+
+
+def _progress(show: bool = True) -> bool | str:
+    """Progress on standard error: bars on a terminal, else a line every 10 s (for logs, CI,
+    notebooks; :mod:`solver.core.progress`); nothing unless ``show`` (``--quiet``)."""
+    from solver.core.progress import mode_for
+
+    return mode_for(show)
 
 
 def _max_positions(args: argparse.Namespace, game, tiered: bool | None = None) -> int | None:
@@ -556,7 +563,7 @@ def cmd_sweep(args: argparse.Namespace, game) -> int:
     try:
         res = tasks.sweep_setups(game, out=args.out, symmetry=not args.no_symmetry, force=args.force,
                                  limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
-                                 batch=args.batch, progress=not args.quiet and sys.stderr.isatty(),
+                                 batch=args.batch, progress=_progress(not args.quiet),
                                  notes=notes, announce=say)
     finally:
         for note in notes:
@@ -660,7 +667,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     game = _game(args)
     p1, p2 = _players_of(args)
     est = estimate(game, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
-                   progress=sys.stderr.isatty())
+                   progress=_progress())
     report = None
     if not args.no_report:
         from analysis.estimate_report import estimate_dir, write_estimate_report
@@ -750,11 +757,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
         from solver.errors import VariantError
 
         raise VariantError(f"--workers {args.workers} must be at least 1")
-    sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
-                    max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
-                    low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
-                    check_estimate=not args.ignore_estimate,
-                    announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
+    from solver.core.progress import session
+
+    with session(_progress(not args.quiet)):
+        sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
+                        max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
+                        low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
+                        check_estimate=not args.ignore_estimate,
+                        announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)
     if args.json:
@@ -1199,8 +1209,11 @@ def cmd_report(args: argparse.Namespace) -> int:
               f"{sweep[1]['classes_done']:,} of {sweep[1]['classes']:,} setup classes"
               f"{'' if sweep[1]['complete'] else ', partial: estimated shares'})")
         return 0
-    sol = _solution(args, game)
-    path = write_report(sol, out_dir, exact_limit=args.exact_limit, progress=sys.stderr.isatty())
+    from solver.core.progress import session
+
+    with session(_progress()):  # the lines count the time of the solve and the report together
+        sol = _solution(args, game)
+        path = write_report(sol, out_dir, exact_limit=args.exact_limit, progress=_progress())
     print(f"report written: {path} and {path.with_suffix('.html')}")
     return 0
 
@@ -1232,7 +1245,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     notes: list[str] = []
     try:
         path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
-                                progress=sys.stderr.isatty(), exact_limit=args.exact_limit,
+                                progress=_progress(), exact_limit=args.exact_limit,
                                 max_positions=(DEFAULT_MAX_POSITIONS if args.max_positions is None
                                                else args.max_positions or None), notes=notes)
     finally:
@@ -1253,15 +1266,22 @@ def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[s
 
     p1, p2 = _players_of(args)
     names = list(vary)
-    games = [make_game(args.game, {**fixed, **dict(zip(names, combo))})
-             for combo in itertools.product(*(vary[n] for n in names))]
+    combos = list(itertools.product(*(vary[n] for n in names)))
+    games = [make_game(args.game, {**fixed, **dict(zip(names, combo))}) for combo in combos]
+    from solver.core.progress import Task
+
     results = []
-    for g in games:
-        if sys.stderr.isatty():
-            print(f"estimating {g.variant.label()}", file=sys.stderr)
-        results.append((g, estimate(g, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs,
-                                    max_moves=args.max_moves)))
-    path, table = write_estimate_sweep(args.game, names, results, args.reports, command=_command(args))
+    mode = _progress()
+    with Task("tune", mode, total=len(games), unit="variants", note_first=True, bar=False) as task:
+        for g, combo in zip(games, combos):
+            if mode is True:
+                print(f"estimating {g.variant.label()}", file=sys.stderr)
+            task.update(note="estimating " + ", ".join(f"{n}={v}" for n, v in zip(names, combo)))
+            results.append((g, estimate(g, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs,
+                                        max_moves=args.max_moves, progress=mode)))
+            task.advance()
+        task.update(note="writing the report")
+        path, table = write_estimate_sweep(args.game, names, results, args.reports, command=_command(args))
     print(table)
     print(f"report written: {path} (ESTIMATED by self-play)")
     return 0

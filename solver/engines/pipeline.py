@@ -23,6 +23,7 @@ import polars as pl
 import solver
 from solver.core.arrays import ranges
 from solver.core.game import Game, NodeKind, Result
+from solver.core.progress import Task, session
 from solver.core.values import DRAW, FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import TooBigError
@@ -42,34 +43,40 @@ MAX_SWEEPS_SIMULTANEOUS = 2_000
 
 def solve_variant(
     game: Game, folder: Path, *, symmetry: bool = True, max_positions: int | None = None,
-    progress: bool = False, write_edges: bool = True, tol: float = 1e-12, max_sweeps: int | None = None,
+    progress: bool | str = False, write_edges: bool = True, tol: float = 1e-12, max_sweeps: int | None = None,
 ) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame | None, pl.DataFrame | None]:
     """Enumerate, solve and write ``game``'s tables into ``folder`` (atomically); returns
-    ``(positions, meta, edges or None, setups or None)``."""
-    t0 = time.perf_counter()
-    graph = enumerate_positions(
-        game, symmetry=symmetry, max_positions=max_positions,
-        progress=_bar("enumerate", "positions") if progress else None,
-    )
-    t_enum = time.perf_counter() - t0
-    fault_point("solve")
-    columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
-                                              max_sweeps=max_sweeps)
-    t_solve = time.perf_counter() - t0 - t_enum
-    fault_point("solved")
-    elapsed = time.perf_counter() - t0
-    positions = positions_frame_of(graph, columns)
-    edges = edges_frame(graph) if write_edges else None
-    meta = table_meta(game, graph, positions, symmetry=symmetry, elapsed=elapsed,
-                      timings={"enumerate": t_enum, "solve": t_solve}, extra=extra_meta)
-    frames = {POSITIONS: positions}
-    if edges is not None:
-        frames[EDGES] = edges
-    if setups is not None:
-        frames[SETUPS] = setups
-    write_variant(folder, frames, meta)
-    meta["write_seconds"] = time.perf_counter() - t0 - elapsed
-    return positions, meta, edges, setups
+    ``(positions, meta, edges or None, setups or None)``. ``progress``: ``True`` tqdm bars,
+    ``"lines"`` a line every 10 s on standard error (:mod:`solver.core.progress`), ``False``
+    nothing."""
+    with session(progress):
+        t0 = time.perf_counter()
+        with Task("enumerate", progress, done=0, unit="positions", unit_scale=True) as found:
+            def on_ply(ply: int, total: int, frontier: int) -> None:
+                found.update(total, note=f"ply {ply}, frontier {frontier:,}")
+
+            graph = enumerate_positions(game, symmetry=symmetry, max_positions=max_positions,
+                                        progress=on_ply if progress else None)
+        t_enum = time.perf_counter() - t0
+        fault_point("solve")
+        columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
+                                                  max_sweeps=max_sweeps)
+        t_solve = time.perf_counter() - t0 - t_enum
+        fault_point("solved")
+        elapsed = time.perf_counter() - t0
+        with Task("write tables", progress, note=f"{graph.n:,} positions", bar=False):
+            positions = positions_frame_of(graph, columns)
+            edges = edges_frame(graph) if write_edges else None
+            meta = table_meta(game, graph, positions, symmetry=symmetry, elapsed=elapsed,
+                              timings={"enumerate": t_enum, "solve": t_solve}, extra=extra_meta)
+            frames = {POSITIONS: positions}
+            if edges is not None:
+                frames[EDGES] = edges
+            if setups is not None:
+                frames[SETUPS] = setups
+            write_variant(folder, frames, meta)
+        meta["write_seconds"] = time.perf_counter() - t0 - elapsed
+        return positions, meta, edges, setups
 
 
 def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, force: bool,
@@ -100,7 +107,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 
 
 def solve_graph(
-    game: Game, graph: Graph, *, progress: bool = False, tol: float = 1e-12,
+    game: Game, graph: Graph, *, progress: bool | str = False, tol: float = 1e-12,
     max_sweeps: int | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     """Pick the engine for ``graph`` and return the table columns, extra metadata, setups table.
@@ -109,7 +116,16 @@ def solve_graph(
     * chance nodes only at the start (random setups): retrograde below them, and the expected
       result at each chance node (column ``expected``), plus a table of the setups;
     * chance nodes inside play: value iteration (expected result and win probabilities).
+
+    ``progress`` as :func:`solve_variant`: the step at work (the engine's passes are single
+    compiled calls; a log gets the step's line while they run).
     """
+    with session(progress), Task("solve", progress, note=f"{graph.n:,} positions", bar=False) as step:
+        return _solve_graph(game, graph, step, progress, tol, max_sweeps)
+
+
+def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol: float,
+                 max_sweeps: int | None) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     from solver.engines.retrograde import retrograde
 
     chance = graph.kind == NodeKind.CHANCE
@@ -117,14 +133,17 @@ def solve_graph(
     if game.num_players > 2:
         if chance.any() or simultaneous.any():
             raise TooBigError("3-4 player games with chance or hidden choices are not supported yet")
-        return _solve_paranoid(game, graph)
+        return _solve_paranoid(game, graph, step)
     if not chance.any() and not simultaneous.any():
+        step.update(note=f"retrograde: values, remoteness{', margins' if game.scored else ''} of "
+                         f"{graph.n:,} positions")
         solved = retrograde(graph, scored=game.scored)
         cols = {"value": solved.value.astype(np.uint8), "remoteness": solved.remoteness}
         if solved.margin is not None:
             cols["margin"] = solved.margin
         return cols, {"solver": "retrograde", "solution": "deterministic"}, None
     if not simultaneous.any() and _chance_only_at_start(graph):
+        step.update(note=f"retrograde below the setups: {graph.n:,} positions")
         return _solve_setups(game, graph)
     from solver.engines.value_iteration import value_iteration
 
@@ -132,8 +151,13 @@ def solve_graph(
     tiers = tier_of(graph.keys) if tier_of is not None else None
     if max_sweeps is None:
         max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
-    sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
-                          progress=_vi_bar() if progress else None)
+    step.update(note=f"value iteration of {graph.n:,} positions")
+    with Task("value iteration", progress, done=0, unit="sweeps") as sweeps:
+        def on_sweeps(stage: str, tier: int, done: int, residual: float) -> None:
+            sweeps.update(done, note=f"{stage}, tier {tier}, residual {residual:.1e}")
+
+        sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
+                              progress=on_sweeps if progress else None)
     cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
@@ -172,7 +196,7 @@ def solve_graph(
                   "certified": bool(sol.stats.get("certified", False)) and bool(sol.converged)}, None
 
 
-def _solve_paranoid(game: Game, graph: Graph):
+def _solve_paranoid(game: Game, graph: Graph, step: Task | None = None):
     """3-4 players: for each seat, the two-sided question "can this seat force the strictly
     highest score against all other seats together?" (the paranoid reduction), by retrograde.
 
@@ -184,10 +208,15 @@ def _solve_paranoid(game: Game, graph: Graph):
     from solver.engines.retrograde import retrograde
 
     terminal_rows = np.flatnonzero(graph.kind == NodeKind.TERMINAL)
+    if step is not None:
+        step.update(note=f"the outcomes of {len(terminal_rows):,} finished games (every seat's score)")
     outcomes = [game.outcome(game.decode(int(k))) for k in graph.keys[terminal_rows].tolist()]
     cols: dict[str, np.ndarray] = {}
     starts: dict[str, Any] = {}
     for seat in range(game.num_players):
+        if step is not None:
+            step.update(note=f"retrograde for seat {seat + 1} of {game.num_players} (paranoid) of "
+                             f"{graph.n:,} positions")
         side = np.where(graph.to_move == seat, 0, 1).astype(np.int8)
         result = np.zeros(graph.n, dtype=np.int8)
         margin = np.zeros(graph.n, dtype=np.int32)
@@ -371,34 +400,3 @@ def table_meta(game: Game, graph: Graph, positions: pl.DataFrame, *, symmetry: b
     }
     meta.update(extra)
     return meta
-
-
-def _bar(desc: str, unit: str) -> Callable[[int, int, int], None]:
-    """A tqdm progress callback for enumeration (positions found so far, by ply)."""
-    from tqdm import tqdm
-
-    bar = tqdm(desc=desc, unit=" " + unit, unit_scale=True, leave=False)
-
-    def update(ply: int, total: int, frontier: int) -> None:
-        bar.set_postfix(ply=ply, frontier=frontier)
-        bar.update(total - bar.n)
-        if frontier == 0:
-            bar.close()
-
-    return update
-
-
-def _vi_bar() -> Callable[[str, int, int, float], None]:
-    """A tqdm progress callback for value iteration (stage, tier, sweeps so far, residual)."""
-    from tqdm import tqdm
-
-    bar = tqdm(desc="value iteration", unit=" sweeps", leave=False)
-
-    def update(stage: str, tier: int, sweeps: int, residual: float) -> None:
-        bar.set_postfix(stage=stage, tier=tier, residual=f"{residual:.1e}")
-        if sweeps > bar.n:
-            bar.update(sweeps - bar.n)
-        else:
-            bar.refresh()
-
-    return update

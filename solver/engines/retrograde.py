@@ -16,9 +16,11 @@ opponent's turn flips it (win <-> lose).
 
 Scored games also get the optimal **margin** (own score minus the opponent's, from the side to
 move), a separate objective: each side maximises its own final margin; endless play counts as a
-margin of 0. It is computed by threshold retrograde passes (one per distinct terminal margin), so
-it is exact on cyclic graphs too. On an **acyclic** graph (Greener) one backward pass in
-topological order gives values, remoteness and margins at once (same results, half the work).
+margin of 0. It is computed by one attractor sweep per side, from the largest margin down (the
+tiered solver's kernel), so it is exact on cyclic graphs too; threshold retrograde passes (one
+per distinct terminal margin) remain as the reference. On an **acyclic** graph (Greener) one
+backward pass in topological order gives values, remoteness and margins at once (same results,
+half the work).
 
 The passes run as compiled queue kernels (:mod:`solver.engines._retro_jit`).
 """
@@ -128,26 +130,59 @@ def _win_lose_tie(
 def _margins(
     graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray | None = None
 ) -> np.ndarray:
-    """Optimal final margin from the side to move (endless play = 0), exact on cyclic graphs.
-
-    For each threshold ``t`` among the achievable margins (terminal margins and 0), a win/lose
-    pass decides whether the side to move can force a final margin ``>= t``; the optimal margin
-    is the largest such ``t``. "Forcing >= t" for one side is "preventing >= -t + 1" for the
-    other, so a position where the mover cannot force ``>= t`` is one where the opponent can
-    force ``> -t``; endless play counts as 0, decided per threshold.
-    """
+    """Optimal final margin from the side to move (endless play = 0), exact on cyclic graphs:
+    one attractor sweep per side (:func:`_margins_sweep`) when the sides to move are 0 and 1
+    (every two-sided graph, and each seat's view of a paranoid one), else the threshold passes
+    (:func:`_threshold_margins`). Both give the same margins."""
     src = graph.parent_of_edge() if src is None else src
-    n = graph.n
     terminal = graph.kind == NodeKind.TERMINAL
+    if graph.n == 0 or (int(graph.to_move.min()) >= 0 and int(graph.to_move.max()) <= 1):
+        return _margins_sweep(graph, same, roffsets, redge, src, terminal)
+    return _threshold_margins(graph, same, roffsets, redge, src, terminal)
+
+
+def _threshold_margins(
+    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray,
+    terminal: np.ndarray,
+) -> np.ndarray:
+    """Margins by threshold passes: for each threshold ``t`` among the achievable margins
+    (terminal margins and 0), a win/lose pass decides whether the side to move can force a final
+    margin ``>= t``; the optimal margin is the largest such ``t``. "Forcing >= t" for one side is
+    "preventing >= -t + 1" for the other, so a position where the mover cannot force ``>= t`` is
+    one where the opponent can force ``> -t``; endless play counts as 0, decided per threshold.
+    The reference :func:`_margins_sweep` is tested on; used for movers other than sides 0/1."""
     tmargin = graph.margin.astype(np.int64)
     # achievable margins, from either side's point of view
     candidates = unique(np.concatenate([tmargin[terminal], -tmargin[terminal], [0]]))
     # every final margin (and endless play's 0) is >= the smallest candidate, so it is forced
-    best = np.full(n, candidates[0], dtype=np.int64)
+    best = np.full(graph.n, candidates[0], dtype=np.int64)
     for t in candidates[1:]:
         ok = _can_force_at_least(graph, same, roffsets, redge, src, tmargin, terminal, t)
         best = np.where(ok, t, best)
     return best.astype(np.int16)
+
+
+def _margins_sweep(
+    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray,
+    terminal: np.ndarray,
+) -> np.ndarray:
+    """The margins of :func:`_margins` in one attractor sweep per side
+    (:func:`solver.engines._tier_jit.tier_margins`, the tiered solver's kernel, with no moves
+    leaving the graph) instead of one threshold pass per candidate margin: every move is looked
+    at twice, not twice per candidate. Sides to move 0 and 1 only. Blam! 3x3-3p (paranoid, three
+    seats, 25 candidate margins each) spent 43 of its 60 s of solving in the threshold passes."""
+    from solver.engines import _tier_jit
+
+    n = graph.n
+    parents = src[redge]
+    wide = np.int32 if n < 2**31 - 1 else np.int64
+    rparent = np.where(same[redge], parents, ~parents).astype(wide)  # ~p: the other side moves at p
+    no_outside = np.zeros(n + 1, dtype=np.int32)
+    best = _tier_jit.tier_margins(
+        np.diff(graph.offsets).astype(np.int32), roffsets, rparent, no_outside,
+        np.zeros(0, dtype=np.int32), terminal, graph.margin.astype(np.int32), graph.to_move.astype(np.int8),
+    )
+    return best.astype(np.int16, copy=False)
 
 
 def _one_pass(

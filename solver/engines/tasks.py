@@ -56,6 +56,7 @@ import polars as pl
 import solver
 from solver.core.arrays import lookup_sorted
 from solver.core.game import Game, NodeKind
+from solver.core.progress import Task
 from solver.core.stats import Z95, wilson
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
@@ -576,7 +577,7 @@ class SweepResult:
 
 def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = True,
                  force: bool = False, limit: int | None = None, jobs: int | None = None,
-                 scheduler: str | None = None, batch: int | None = None, progress: bool = False,
+                 scheduler: str | None = None, batch: int | None = None, progress: bool | str = False,
                  notes: list[str] | None = None, cluster: Cluster | None = None,
                  announce: Callable[[str], None] | None = None,
                  flush_seconds: float = FLUSH_SECONDS) -> SweepResult:
@@ -637,7 +638,7 @@ def _consolidate(state: SweepState, game: Game, workers: int) -> None:
 
 def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmetry: bool,
                  batch: int | None, state: SweepState, position: np.ndarray,
-                 meta: dict[str, Any], result: SweepResult, progress: bool, flush_seconds: float) -> None:
+                 meta: dict[str, Any], result: SweepResult, progress: bool | str, flush_seconds: float) -> None:
     distributed = _distributed()
     client = cluster.client
     parts = state.folder / "parts"
@@ -646,11 +647,8 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
     size = batch or 1
     per_class: list[float] = []
     pos_per_class: list[float] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), desc="setups", unit=" setups", leave=False)
+    bar = Task("setups", progress, total=len(todo), unit="setup classes", percent=True,
+               note=f"{workers} Dask worker(s)")
     pending: list[pl.DataFrame] = []
     last_flush = time.monotonic()
     next_i = 0
@@ -692,8 +690,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
                 by_memory = MAX_TASK_POSITIONS / max(1.0, float(np.median(pos_per_class[-20:])))
                 size = int(min(MAX_BATCH, by_memory, max(1, TARGET_TASK_SECONDS / max(recent, 1e-6))))
                 size = max(1, size)
-            if bar is not None:
-                bar.update(frame.height)
+            bar.advance(frame.height)
             if time.monotonic() - last_flush >= flush_seconds:
                 flush()
             submit()
@@ -705,8 +702,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
                            "kept; the machine may be short of memory: try --jobs 1 or --batch 1") from None
     finally:
         flush()
-        if bar is not None:
-            bar.close()
+        bar.close()
         with contextlib.suppress(Exception):
             for f in list(futures.futures):
                 f.cancel()

@@ -42,13 +42,12 @@ import ctypes
 import json
 import os
 import shutil
-import sys
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
@@ -59,6 +58,7 @@ import polars as pl
 import solver
 from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
+from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _tier_jit as _jit
 from solver.engines import waiting
@@ -1280,8 +1280,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     (``False``), or the tiers whose reverse lists would not fit the free memory (``None``).
     Games with dice (:func:`stochastic`): every tier by value iteration
     (:mod:`solver.engines.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
-    sweeps per cyclic component. ``progress``: ``True`` tqdm bars, ``"lines"`` a line a minute
-    on standard error (:class:`_Lines`), ``False`` nothing."""
+    sweeps per cyclic component. ``progress``: ``True`` tqdm bars, ``"lines"`` a line every
+    :data:`LOG_EVERY` seconds on standard error (:class:`_TierProgress`), ``False`` nothing."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
@@ -1297,15 +1297,18 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol)
     run.tol, run.max_sweeps = float(tol), max_sweeps
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
-    bar = _Lines() if progress == "lines" else _Bars() if progress else None
+    bar = _TierProgress(progress) if progress else None
     t0 = time.perf_counter()
     run.workers = workers
     run.low_memory = low_memory
     run.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="expand") if workers > 1 else None
     try:
-        infos = discover(run, max_positions=max_positions, progress=bar)
-        t_disc = time.perf_counter() - t0
-        stats = solve_tiers(run, infos, workers=workers, progress=bar, cluster=cluster)
+        with session(progress, every=LOG_EVERY):  # one clock for both phases
+            infos = discover(run, max_positions=max_positions, progress=bar)
+            t_disc = time.perf_counter() - t0
+            stats = solve_tiers(run, infos, workers=workers, progress=bar, cluster=cluster)
+            if bar is not None:
+                bar.close()
     except BaseException:  # interrupted: do not wait for the expansions still running
         if run.pool is not None:
             run.pool.shutdown(wait=False, cancel_futures=True)
@@ -1608,60 +1611,43 @@ def _check_expected(graph: Any, rows: pl.DataFrame, n: int) -> list[str]:
     return problems
 
 
-#: seconds between two progress lines of a solve whose standard error is not a terminal
-LOG_EVERY = 60.0
+#: seconds between two progress lines of a tiered solve whose standard error is not a terminal;
+#: ``None``: the interval of every command (:func:`solver.core.progress.line_seconds`, 10 s)
+LOG_EVERY: float | None = None
 
 
-class _Lines:
-    """Progress for a log (standard error not a terminal, e.g. a solve under ``nohup``): a line
-    at most every :data:`LOG_EVERY` seconds, with the time since the start, the phase, the
-    positions found or solved and the tier at work. Nothing in the first interval, so a short
-    solve (or one refused at once) prints no more than before."""
+class _TierProgress:
+    """The tiered solve's ``progress(phase, name, done, total)`` calls as one
+    :class:`~solver.core.progress.Task` per phase: tqdm bars on a terminal (``mode`` ``True``),
+    else (``"lines"``, e.g. a solve under ``nohup``) a line at most every :data:`LOG_EVERY`
+    seconds with the time since the start, the phase, the positions found, solved or verified
+    and the tier at work, e.g. ``[0:00:40] solving tiers: 1,200 of 3,724 positions (32.2%)
+    (2 stacks)``. Nothing in the first interval, so a short solve (or one refused at once)
+    prints no more than before."""
 
-    def __init__(self) -> None:
-        self.start = self.last = time.monotonic()
+    _LABELS = {"discover": ("discovering tiers", "positions found"), "solve": ("solving tiers", "positions"),
+               "verify": ("verifying tiers", "positions checked")}
 
-    def __call__(self, phase: str, name: str, done: int, total: int | None) -> None:
-        now = time.monotonic()
-        if now - self.last < LOG_EVERY:
-            return
-        self.last = now
-        stamp = timedelta(seconds=int(now - self.start))  # H:MM:SS
-        if total is None:
-            what = f"{done:,} positions found"
-        else:
-            what = f"{done:,} of {total:,} positions ({100 * done / max(total, 1):.1f}%)"
-        verb = {"discover": "discovering", "solve": "solving"}.get(phase, phase)
-        print(f"[{stamp}] {verb} tiers: {what} ({name})", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        pass
-
-
-class _Bars:
-    """tqdm bars: discovery (positions found) and solving (positions solved of the total)."""
-
-    def __init__(self) -> None:
-        from tqdm import tqdm
-
-        self._tqdm = tqdm
-        self.bar = None
-        self.phase = None
+    def __init__(self, mode: bool | str) -> None:
+        self.mode = mode
+        self.task: Task | None = None
+        self.phase: str | None = None
+        self.verified = 0
 
     def __call__(self, phase: str, name: str, done: int, total: int | None) -> None:
         if phase != self.phase:
             self.close()
             self.phase = phase
-            desc = "discover tiers" if phase == "discover" else "solve tiers"
-            self.bar = self._tqdm(desc=desc, unit=" pos", unit_scale=True, total=total, leave=False)
-        assert self.bar is not None
-        self.bar.set_postfix_str(name[:40])
-        if done > self.bar.n:
-            self.bar.update(done - self.bar.n)
-        else:
-            self.bar.refresh()
+            label, unit = self._LABELS.get(phase, (f"{phase} tiers", "positions"))
+            self.task = Task(label, self.mode, total=total, unit=unit, percent=True, unit_scale=True,
+                             every=LOG_EVERY)
+        if phase == "verify":  # called with each tier's own count
+            self.verified += done
+            done = self.verified
+        assert self.task is not None
+        self.task.update(done, total=total, note=name)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
+        if self.task is not None:
+            self.task.close()
+            self.task = None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import sys
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -26,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from solver.core.game import Game, NodeKind, Result
+from solver.core.progress import Task
 from solver.core.stats import Z95, wilson
 from solver.errors import VariantError
 from solver.players.base import Player, sample_chance
@@ -256,23 +256,19 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
 
 
 def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: int = 1,
-              max_moves: int = DEFAULT_MAX_MOVES, progress: bool = False) -> list[GameRecord]:
+              max_moves: int = DEFAULT_MAX_MOVES, progress: bool | str = False) -> list[GameRecord]:
     """Play ``games`` seeded games (game ``i`` with the ``i``-th child of ``SeedSequence(seed)``),
     in ``jobs`` processes; the records in game order."""
     children = np.random.SeedSequence(seed).spawn(games)
     todo = list(enumerate(children))
     records: list[GameRecord | None] = [None] * games
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=games, desc="self-play", unit="game", file=sys.stderr, leave=False)
+    bar = Task("self-play", progress, total=games, unit="games", percent=True,
+               note=f"{game.variant.label()}, {jobs} process{'es' if jobs > 1 else ''}")
     try:
         if jobs == 1 or games == 1:
             for i, ss in todo:
                 records[i] = play_game(game, seats, np.random.default_rng(ss), max_moves)
-                if bar is not None:
-                    bar.update(1)
+                bar.advance()
         else:
             size = max(1, min(16, games // (jobs * 4)))
             batches = [todo[k:k + size] for k in range(0, games, size)]
@@ -284,11 +280,9 @@ def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: i
                     for fut in done:
                         for i, rec in fut.result():
                             records[i] = rec
-                        if bar is not None:
-                            bar.update(len(fut.result()))
+                        bar.advance(len(fut.result()))
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
     return [r for r in records if r is not None]
 
 
@@ -331,7 +325,7 @@ def summarise(game: Game, records: list[GameRecord], *, player1: str, player2: s
 
 def estimate(game: Game, player1: Player | str, player2: Player | str | None = None, *,
              games: int = 100, seed: int = 0, jobs: int = 1, max_moves: int = DEFAULT_MAX_MOVES,
-             progress: bool = False) -> Estimate:
+             progress: bool | str = False) -> Estimate:
     """Play ``games`` self-play games and return the first player's statistics.
 
     Parameters
@@ -348,8 +342,9 @@ def estimate(game: Game, player1: Player | str, player2: Player | str | None = N
         Worker processes (the counts do not depend on it).
     max_moves : int
         Choices after which a game counts as unfinished (endless play).
-    progress : bool
-        A progress bar on standard error.
+    progress : bool or "lines"
+        A progress bar on standard error (``"lines"``: a line every 10 s,
+        :mod:`solver.core.progress`).
     """
     _check_counts(games, jobs, max_moves)
     p1 = _as_player(player1)
