@@ -86,18 +86,26 @@ def _first_non_folder(path: Path) -> Path | None:
     return None
 
 
-def _why_not_writable(exc: OSError, folder: Path) -> str:
-    """Why files cannot be made in an existing ``folder``, in words (``exc`` from trying)."""
+def _why_not_writable(folder: Path) -> str | None:
+    """Create ``folder`` if needed and make (then remove) a file in it: ``None`` when that works,
+    else why not, in words."""
     import errno
 
-    words = {
-        errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-        errno.EROFS: "a read-only file system", errno.ENOSPC: "no space left on the device",
-        errno.EDQUOT: "the disk quota is used up",
-        # /proc, /sys: the folder exists but refuses new files with "No such file or directory"
-        errno.ENOENT: "its folder takes no new files, as in /proc or /sys",
-    }
-    return words.get(exc.errno, exc.strerror or str(exc))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+        return None
+    except OSError as exc:
+        words = {
+            errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+            errno.EROFS: "a read-only file system", errno.ENOSPC: "no space left on the device",
+            errno.EDQUOT: "the disk quota is used up",
+            # /proc, /sys: the folder exists but refuses new files with "No such file or directory"
+            errno.ENOENT: "its folder takes no new files, as in /proc or /sys",
+        }
+        return words.get(exc.errno, exc.strerror or str(exc))
 
 
 def check_writable(root: str | Path, what: str = "--out") -> Path:
@@ -112,14 +120,9 @@ def check_writable(root: str | Path, what: str = "--out") -> Path:
     blocker = _first_non_folder(root)
     if blocker is not None:
         raise TableError(f"{what} {root}: {blocker} is a file, not a folder; pick another {what}")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=root)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise TableError(f"cannot write to {what} {root} ({_why_not_writable(exc, root)}); "
-                         "pick a writable folder") from None
+    why = _why_not_writable(root)
+    if why is not None:
+        raise TableError(f"cannot write to {what} {root} ({why}); pick a writable folder")
     return root
 
 
@@ -135,14 +138,9 @@ def check_file_path(path: str | Path, what: str, example: str) -> Path:
     blocker = _first_non_folder(path.parent)
     if blocker is not None:
         raise PyramidsError(f"{what} {path}: {blocker} is a file, not a folder; pick another path")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".write-test-", dir=path.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise PyramidsError(f"cannot write {what} {path} ({_why_not_writable(exc, path.parent)}); "
-                            "pick a writable path") from None
+    why = _why_not_writable(path.parent)
+    if why is not None:
+        raise PyramidsError(f"cannot write {what} {path} ({why}); pick a writable path")
     return path
 
 
