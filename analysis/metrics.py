@@ -43,6 +43,7 @@ from scipy.sparse import csgraph
 from scipy.sparse import linalg as sla
 
 from solver.core.arrays import unique, unique_counts
+from solver.core.stats import SHOWN_VALUES, setup_summary  # noqa: F401 - re-exported
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, VALUE_NAMES, WIN
 
 __all__ = [
@@ -65,8 +66,6 @@ Kind = Literal["deterministic", "setups", "stochastic"]
 Frame = pl.DataFrame | pl.LazyFrame
 Policy = Literal["random", "perfect"]
 
-#: value names in the order they are shown in tables and plots
-SHOWN_VALUES: tuple[str, ...] = ("win", "lose", "tie", "draw")
 #: result points of a value for the side to move (+1 win, -1 loss, 0 tie / endless)
 POINTS = np.array([-1.0, 0.0, 0.0, 1.0])
 #: positions up to which random play is computed exactly (larger: simulation)
@@ -447,30 +446,6 @@ def verdict(
     adv = float(POINTS[code])
     return Verdict(kind, first, name, rem, margin, adv, float(code == WIN), float(code == LOSE),
                    text=text, short=short)
-
-
-def setup_summary(setups: pl.DataFrame) -> dict[str, Any]:
-    """Random setups: probability-weighted shares by value (first player's view), setup counts by
-    value, the expected result and margin, and the margin distribution.
-
-    ``setups`` has columns ``probability``, ``value`` (text: win/lose/tie/draw, first player's
-    view) and optionally ``margin`` (first player's view).
-    """
-    prob = setups["probability"].to_numpy().astype(np.float64)
-    values = setups["value"].to_list()
-    shares = {v: float(prob[[x == v for x in values]].sum()) for v in SHOWN_VALUES}
-    counts = {v: int(sum(1 for x in values if x == v)) for v in SHOWN_VALUES}
-    expected = shares["win"] - shares["lose"]
-    margin_dist = None
-    exp_margin = None
-    if "margin" in setups.columns:
-        margin_dist = (
-            setups.group_by("margin").agg(pl.col("probability").sum(), pl.len().alias("setups"))
-            .sort("margin")
-        )
-        exp_margin = float((setups["margin"].cast(pl.Float64) * setups["probability"]).sum())
-    return {"shares": shares, "counts": counts, "expected": float(expected),
-            "expected_margin": exp_margin, "margins": margin_dist}
 
 
 def setups_from_tables(positions: pl.DataFrame, edges: pl.DataFrame, root: int) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""The report of a setup sweep (:mod:`solver.engines.tasks`): a random-setup variant solved one
+"""The report of a setup sweep (:mod:`solver.pipeline.tasks`): a random-setup variant solved one
 setup class per task, complete (exact shares) or partial (an **estimate** from a uniform random
 sample of arrangements, with 95% Wilson intervals, marked as such everywhere).
 
@@ -19,7 +19,7 @@ from analysis import plots
 from analysis.metrics import setup_summary
 from analysis.report import Document, Section, save_document
 
-from solver.engines.tasks import VALUES
+from solver.pipeline.tasks import VALUES
 
 
 def _pct(x: float | None) -> str:
@@ -42,7 +42,7 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
     plan's order: for prefixes of the solved classes, the sample size (draws before the first
     unsolved class), the estimate and its Wilson interval."""
     from solver.core.stats import wilson
-    from solver.engines.tasks import first_draws
+    from solver.pipeline.tasks import first_draws
 
     codes = setups.codes_of(table)
     solved = codes >= 0
@@ -67,7 +67,7 @@ def narrowing(table: pl.DataFrame, setups: Any, order: np.ndarray, draws: np.nda
 
 
 def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> Document:
-    from solver.engines.tasks import plan_order, setup_classes
+    from solver.pipeline.tasks import plan_order, setup_classes
 
     seats = tuple(getattr(game, "seat_names", None) or ("player 1", "player 2"))
     first, second = seats[0], seats[1]
@@ -78,7 +78,7 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
     title = f"Balance report ({kind}): {label}"
     intro = (f"{getattr(game, 'title', '') or game.name}, over every random setup: {total:,} setup classes "
              f"({meta['arrangements']:,} arrangements of the pyramids, up to symmetry), each solved exactly "
-             f"as its own task by the task layer (`solver/engines/tasks.py`). {done:,} of {total:,} "
+             f"as its own task by the task layer (`solver/pipeline/tasks.py`). {done:,} of {total:,} "
              f"setup classes are solved ({100 * done / total:.3f}%). "
              + ("Every number below is exact." if complete else
                 "The shares below are therefore **estimated** from a uniform random sample of "

@@ -22,8 +22,8 @@ import polars as pl
 from solver.core.game import Game, NodeKind
 from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.core.variant import make_variant
-from solver.engines import pipeline
-from solver.engines.pipeline import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
+from solver.pipeline import whole as pipeline
+from solver.pipeline.whole import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
 from solver.tables import (
@@ -319,7 +319,7 @@ EDGES_ON_DEMAND = 200_000_000
 
 
 class TieredSolution(Solution):
-    """A solved variant stored tier by tier (:mod:`solver.engines.tiered`).
+    """A solved variant stored tier by tier (:mod:`solver.pipeline.tiered`).
 
     Lookups (``lookup``, ``moves``, ``root``) read only the rows they need from the tier file of
     each position (a Parquet scan with the key as predicate: row groups whose key range does not
@@ -340,7 +340,7 @@ class TieredSolution(Solution):
     @property
     def positions(self) -> pl.DataFrame:  # type: ignore[override]
         if self._positions is None:
-            from solver.engines.tiered import read_tier
+            from solver.pipeline.tiered import read_tier
 
             frames = [read_tier(self.path, t) for t in self.meta.get("tiers", [])]
             self._positions = pl.concat(frames).sort("key") if frames else pl.DataFrame()
@@ -434,7 +434,7 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
     """The solved tables of ``game`` from disk; :class:`TableError` if missing, incomplete,
     corrupt or stale (every file is checked, see :func:`solver.tables.read_variant`)."""
     folder = _paths(game, out, symmetry)
-    from solver.engines import tiered as _tiered
+    from solver.pipeline import tiered as _tiered
 
     if _tiered.is_tiered(folder):
         meta = _tiered.read_manifest(folder, game=game.name, variant=game.variant.as_text(),
@@ -471,7 +471,7 @@ def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> 
     """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
     unfinished (it is resumed)."""
-    from solver.engines.tiered import supports_tiers, unfinished
+    from solver.pipeline.tiered import supports_tiers, unfinished
 
     if tiered is None:
         if not supports_tiers(game):
@@ -506,7 +506,7 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
                           "estimates its balance by self-play")
     large = game.known_large()
     if large is not None and max_positions is not None and max_positions > 0 and not tiered:
-        from solver.engines.tiered import supports_tiers
+        from solver.pipeline.tiered import supports_tiers
 
         if supports_tiers(game):
             raise TooBigError(f"{game.variant.label()} is beyond the whole-graph solver here: it has "
@@ -570,7 +570,7 @@ def solve(
         Sweep limit of value iteration (default 100,000; 2,000 with simultaneous nodes). A
         solve stopped by it is stored as not certified, with an error estimate.
     tiered : bool, optional
-        Solve tier by tier, out of core (:mod:`solver.engines.tiered`): ``True`` always, ``False``
+        Solve tier by tier, out of core (:mod:`solver.pipeline.tiered`): ``True`` always, ``False``
         never, ``None`` (default) when the game names tiers and the variant is one of its
         presets too large for the whole-graph solver. An unfinished tiered solve is resumed.
     workers : int, optional
@@ -597,7 +597,7 @@ def solve(
                            f"(setup=all); {game.variant.label()} is solved whole, in this process: drop "
                            "them (or add --tiered if the game names tiers)")
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
-    from solver.engines import tiered as _tiered
+    from solver.pipeline import tiered as _tiered
 
     if use_tiers and low_memory and _tiered.stochastic(game):
         raise VariantError(f"--low-memory solves tiers without dice; {game.variant.label()} has dice, its "
@@ -642,10 +642,10 @@ def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, f
           limit: int | None = None, jobs: int | None = None, scheduler: str | None = None,
           batch: int | None = None, progress: bool = False, notes: list[str] | None = None):
     """Solve a random-setup variant (``setup=all``) one batch of setup classes per Dask task,
-    resuming the sweep on disk; returns :class:`solver.engines.tasks.SweepResult`. The finished
+    resuming the sweep on disk; returns :class:`solver.pipeline.tasks.SweepResult`. The finished
     setups are in ``<out>/<game>/<variant-id>/sweep/setups.parquet`` (see
-    :mod:`solver.engines.tasks`; :func:`read_sweep` reads it)."""
-    from solver.engines import tasks
+    :mod:`solver.pipeline.tasks`; :func:`read_sweep` reads it)."""
+    from solver.pipeline import tasks
 
     return tasks.sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=limit, jobs=jobs,
                               scheduler=scheduler, batch=batch, progress=progress, notes=notes)
@@ -653,7 +653,7 @@ def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, f
 
 def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True):
     """A sweep's setups table and metadata (``None`` when there is none)."""
-    from solver.engines import tasks
+    from solver.pipeline import tasks
 
     return tasks.read_sweep(game, out=out, symmetry=symmetry)
 

@@ -38,7 +38,7 @@ def _rss_bytes() -> int:
 
 def run_case(game_name: str, preset: str, out: str) -> dict:
     """Enumerate, solve and write one preset in this process; timings and memory as a dict."""
-    from solver.engines.pipeline import edges_frame as _edges_frame, positions_frame_of as _positions_frame, solve_graph, table_meta as _meta
+    from solver.pipeline.whole import edges_frame as _edges_frame, positions_frame_of as _positions_frame, solve_graph, table_meta as _meta
     from solver.engines.enumerate import enumerate_positions
     from solver.games import game_class
     from solver.tables import EDGES, POSITIONS, variant_dir, write_parquet
@@ -87,12 +87,12 @@ DEFAULT_TIERED_CASES = [
 
 def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
                     low_memory: bool | None = None, keep_children: bool = True) -> dict:
-    """Solve one preset tier by tier (:mod:`solver.engines.tiered`) in this process (and, with
+    """Solve one preset tier by tier (:mod:`solver.pipeline.tiered`) in this process (and, with
     ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict.
     ``keep_children=False``: the low-memory passes keep no children (each level expands the
     undecided positions again), the least memory the mode can use."""
-    from solver.engines import tiered
-    from solver.engines.tiered import solve_tiered
+    from solver.pipeline import tiered
+    from solver.pipeline.tiered import solve_tiered
     from solver.games import game_class
 
     if not keep_children:

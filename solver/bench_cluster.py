@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     from solver.api import make_game, solve
-    from solver.engines import tasks
+    from solver.pipeline import tasks
     from solver.games import game_class
 
     rows = []

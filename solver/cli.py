@@ -467,9 +467,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _tiered_fit(cls: Any, values: dict[str, Any]) -> str | None:
     """For ``pyramids list``: why a preset does not fit the tiered solver on this machine either
     (its measured tier sizes against the free memory), else ``None``."""
-    from solver.engines.tiered import _available_memory, planned_estimate
+    from solver.pipeline.memory import available_memory
+    from solver.pipeline.tiered import planned_estimate
 
-    mem = _available_memory()
+    mem = available_memory()
     est = planned_estimate(cls.from_params(values), mem)  # passes when the move lists do not fit
     if est is None or mem is None or est["memory"] <= mem:
         return None
@@ -540,7 +541,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _wants_sweep(args: argparse.Namespace, game) -> bool:
     """Whether ``solve`` runs as a sweep of setup classes on Dask: asked for by a task option, or
     the variant has too many setups for the whole graph (:data:`tasks.SWEEP_MIN_ARRANGEMENTS`)."""
-    from solver.engines import tasks
+    from solver.pipeline import tasks
 
     if tasks.sweepable(game) is not None or game.too_big() is not None:
         return False  # (too big: the whole-graph path refuses it in one line, naming a preset)
@@ -549,7 +550,7 @@ def _wants_sweep(args: argparse.Namespace, game) -> bool:
 
 
 def cmd_sweep(args: argparse.Namespace, game) -> int:
-    from solver.engines import tasks
+    from solver.pipeline import tasks
 
     import signal
 
@@ -631,7 +632,7 @@ def _duration(seconds: float) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from solver.engines import tasks, tiered
+    from solver.pipeline import tasks, tiered
     from solver.tables import POSITIONS, variant_dir
 
     game = _game(args)
@@ -743,7 +744,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if _wants_sweep(args, game):
         return cmd_sweep(args, game)
     if args.setup_limit is not None or args.batch is not None:
-        from solver.engines.tasks import sweepable
+        from solver.pipeline.tasks import sweepable
         from solver.errors import VariantError
 
         raise VariantError(f"--setup-limit and --batch are for random setups; {game.variant.label()} "
@@ -892,7 +893,7 @@ def format_summary(s: dict[str, Any]) -> str:
 def _sweep_only(args: argparse.Namespace, game):
     """``(table, meta)`` of the variant's setup sweep when it has no whole table (a sweep stores
     one row per setup class, not every position); ``None`` otherwise."""
-    from solver.engines import tasks, tiered
+    from solver.pipeline import tasks, tiered
     from solver.tables import POSITIONS, variant_dir
 
     if tasks.sweepable(game) is not None:
@@ -911,7 +912,7 @@ def _show_sweep(args: argparse.Namespace, game, table, meta) -> int:
 
     moves = split_moves(args.moves)
     if not moves:
-        from solver.engines import tasks
+        from solver.pipeline import tasks
 
         status = tasks.sweep_status(game, out=args.out, symmetry=not args.no_symmetry)
         if args.json:

@@ -29,7 +29,7 @@ strategy_1/_2  list[f64]  secret-choice games, at simultaneous rows: each player
 ``edges.parquet``: ``src`` uint32, ``dst`` uint32 (rows of positions, in the order of the legal
 moves), ``prob`` float64 for chance games.
 
-A variant solved tier by tier (:mod:`solver.engines.tiered`) has instead ``tiers.json`` (the same
+A variant solved tier by tier (:mod:`solver.pipeline.tiered`) has instead ``tiers.json`` (the same
 metadata, plus ``layout: "tiered"`` and the list of tiers with their size, children and time)
 and ``tiers/tier-<id>.parquet``: one file per tier with the columns of ``positions.parquet``,
 rows sorted by key; no edges file (children are regenerated from the rules).
@@ -144,7 +144,7 @@ def check_file_path(path: str | Path, what: str, example: str) -> Path:
     return path
 
 
-def _world_readable(path: str | Path) -> None:
+def world_readable(path: str | Path) -> None:
     """Give a finished file the permissions of an ordinary new file (mkstemp makes them 0600)."""
     umask = os.umask(0)
     os.umask(umask)
@@ -246,7 +246,7 @@ def _write_file(df: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
     old = table.schema.metadata or {}
     table = table.replace_schema_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
     pq.write_table(table, path, **_writer_options(table.schema))
-    _world_readable(path)
+    world_readable(path)
 
 
 def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path, meta: dict[str, Any]) -> Path:
@@ -274,7 +274,7 @@ def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path,
             raise ValueError("write_parquet needs at least one frame")
         writer.close()
         writer = None
-        _world_readable(tmp)
+        world_readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         if writer is not None:

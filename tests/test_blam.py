@@ -740,7 +740,7 @@ def test_max_positions_stops_the_tiered_discovery_inside_its_first_tier(tmp_path
     refuse at the ply level that crosses it, not when the tier is closed."""
     import time
 
-    from solver.engines.tiered import solve_tiered
+    from solver.pipeline.tiered import solve_tiered
 
     g = make_game("blam", rows=4, cols=4, per_size=2)
     t0 = time.perf_counter()

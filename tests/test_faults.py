@@ -151,7 +151,7 @@ def test_certificate_does_not_scale_with_the_tolerance():
 # --- 3. output folders ----------------------------------------------------------------------
 
 def test_out_naming_a_file_is_refused_before_solving(capsys, tmp_path, monkeypatch):
-    import solver.engines.pipeline as pipeline
+    import solver.pipeline.whole as pipeline
 
     def never(*a, **k):
         raise AssertionError("enumeration started although the output folder is bad")
@@ -168,7 +168,7 @@ def test_out_naming_a_file_is_refused_before_solving(capsys, tmp_path, monkeypat
 
 def test_unwritable_out_is_refused_before_solving(capsys, tmp_path, monkeypatch):
     """Root ignores file modes, so the unwritable folder is a read-only system folder."""
-    import solver.engines.pipeline as pipeline
+    import solver.pipeline.whole as pipeline
 
     monkeypatch.setattr(pipeline, "enumerate_positions", lambda *a, **k: pytest.fail("solved anyway"))
     target = "/proc/pyramids-cannot-write-here"

@@ -14,7 +14,7 @@ from solver.core import progress
 from solver.engines import _retro_jit
 from solver.engines import retrograde as R
 from solver.engines.enumerate import enumerate_positions
-from solver.engines.pipeline import solve_graph
+from solver.pipeline.whole import solve_graph
 from solver.games import make_game
 from tests.clirun import run
 

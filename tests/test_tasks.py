@@ -1,4 +1,4 @@
-"""The task layer on Dask (solver/engines/tasks.py): setup sweeps and tier tasks on a local cluster
+"""The task layer on Dask (solver/pipeline/tasks.py): setup sweeps and tier tasks on a local cluster
 of worker processes give the same tables as the in-process solves, survive a killed worker, a
 killed client and two runs at once, and refuse an unreachable scheduler or a worker of another
 version in one line. Everything talks only to this machine's loopback."""
@@ -23,7 +23,7 @@ pytest.importorskip("distributed")
 
 from analysis.metrics import setup_summary  # noqa: E402
 from solver.api import load, make_game, solve  # noqa: E402
-from solver.engines import tasks  # noqa: E402
+from solver.pipeline import tasks  # noqa: E402
 from solver.errors import ClusterError  # noqa: E402
 from tests.clirun import run  # noqa: E402
 
@@ -206,7 +206,7 @@ def test_wilson_interval_hand_values():
 
 
 def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
-    from solver.engines.tiered import solve_tiered
+    from solver.pipeline.tiered import solve_tiered
 
     from solver.games import game_class
 
@@ -223,7 +223,7 @@ def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
 def test_dice_tier_tasks_on_dask_equal_the_in_process_tiered_solve(tmp_path, cluster):
     """Tiers of a game with dice (value iteration per tier) as Dask tasks: the same values and
     win chances as the tiered solve in this process, certified."""
-    from solver.engines.tiered import solve_tiered
+    from solver.pipeline.tiered import solve_tiered
     from tests.test_tiered_chance import TOL, TieredDiceRace
 
     game = TieredDiceRace.from_params({"target": 5})
@@ -264,7 +264,7 @@ def test_killed_worker_task_is_retried_nothing_lost_or_doubled(tmp_path, monkeyp
 
 
 def _script(out: Path, pre: str = "") -> str:
-    return (f"from solver.api import make_game\nfrom solver.engines import tasks\n{pre}"
+    return (f"from solver.api import make_game\nfrom solver.pipeline import tasks\n{pre}"
             f"g = make_game('greener', {G33_3!r})\n"
             f"tasks.sweep_setups(g, out={str(out)!r}, jobs=1, batch=2, flush_seconds=0)\n")
 

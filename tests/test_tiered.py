@@ -1,4 +1,4 @@
-"""The tiered solver (solver.engines.tiered) gives the whole-graph retrograde's table.
+"""The tiered solver (solver.pipeline.tiered) gives the whole-graph retrograde's table.
 
 1. Random games given as explicit graphs (cycles inside tiers, moves into later tiers that skip
    tiers, terminal wins/losses/ties with score margins, moves where the mover moves again): the
@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solver.core.game import Game, NodeKind
 from solver.core.variant import Param
-from solver.engines import tiered
+from solver.pipeline import memory, tiered, tierwork
 from solver.errors import TableError
 
 
@@ -116,7 +116,7 @@ def _low_memory(low_memory, monkeypatch) -> bool:
     if low_memory == "expand":
         monkeypatch.setattr(tiered, "_keep_more_children", lambda n, tiers, held, more: False)
     elif low_memory == "part":
-        monkeypatch.setattr(tiered, "CHUNK", 3)
+        monkeypatch.setattr(tierwork, "CHUNK", 3)
         monkeypatch.setattr(tiered, "_keep_more_children", lambda n, tiers, held, more: held + more <= 24)
     return bool(low_memory)
 
@@ -457,7 +457,7 @@ def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypa
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
     assert said and said[0].startswith("estimate for override(size=2") and "1,543 positions" in said[0]
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 10 * 2**20)
+    monkeypatch.setattr(memory, "available_memory", lambda: 10 * 2**20)
     with pytest.raises(TooBigError, match=r"needs about 0\.4 GB of memory .* --ignore-estimate"):
         solve(game, out=tmp_path / "again", tiered=True)
     assert not (tmp_path / "again" / "override").exists() or not any((tmp_path / "again" / "override").iterdir())
@@ -520,7 +520,7 @@ def test_estimate_plans_the_low_memory_mode_when_lists_do_not_fit(tmp_path, monk
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
     # a (pretended) largest tier of 10M positions: 1.9 GB with lists, 0.7 GB by passes
     monkeypatch.setattr(Override, "tier_sizes", {"tiny": (20_000_000, 10_000_000)})
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
     assert any("low-memory mode" in line for line in said)
@@ -592,22 +592,22 @@ def test_tiers_by_passes_go_one_at_a_time_when_two_with_their_children_do_not_fi
                      symmetry=True, run_id="x", workers=2, low_memory=True)
     big = [tiered.TierInfo(tier=t, positions=185_000_000, children=[]) for t in (1, 2, 3)]
     small = [tiered.TierInfo(tier=t, positions=1_000_000, children=[]) for t in (1, 2, 3)]
-    monkeypatch.setattr(tiered, "_total_memory", lambda: 24 * 2**30)
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 18 * 2**30)
+    monkeypatch.setattr(memory, "total_memory", lambda: 24 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 18 * 2**30)
     assert not tiered._side_by_side(run, big, 2)
     assert tiered._side_by_side(run, small, 2)
     # two tiers of 70M: 9.1 GiB of children and arrays, beside a reserve of 4.8 + 2.1 GiB
     pair = [tiered.TierInfo(tier=t, positions=70_000_000, children=[]) for t in (1, 2)]
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 15 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 15 * 2**30)
     assert not tiered._side_by_side(run, pair, 2)  # 16.0 GiB > 15 GiB free
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 17 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 17 * 2**30)
     assert tiered._side_by_side(run, pair, 2)
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 40 * 2**30)
     assert tiered._side_by_side(run, big, 2)  # 25.9 + 4.8 + 5.5 GB of 40 GB
     # passes side by side count the children they read (18 bytes a position): with 17 GiB free
     # the pair above fits without children, not with 100M positions of children each
     kids = [tiered.TierInfo(tier=t, positions=70_000_000, children=[10 + t]) for t in (1, 2)]
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 17 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 17 * 2**30)
     assert tiered._side_by_side(run, kids, 2)  # their children not known: as the pair above
     run.tier_positions = {11: 100_000_000, 12: 100_000_000}
     assert not tiered._side_by_side(run, kids, 2)
@@ -627,11 +627,11 @@ def test_tiers_with_move_lists_go_side_by_side_only_when_they_fit_with_their_chi
     alone = tiered.tier_memory(run, pair[0])
     # each: the larger of children + expansion (4.3 + 4.1 GB) and the solve after (8.9 GB)
     assert alone == max(18 * 238_000_000 + 110 * 37_000_000, 240 * 37_000_000)
-    monkeypatch.setattr(tiered, "_total_memory", lambda: 24 * gib)
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 18 * gib)
+    monkeypatch.setattr(memory, "total_memory", lambda: 24 * gib)
+    monkeypatch.setattr(memory, "available_memory", lambda: 18 * gib)
     assert 2 * alone > 0.8 * 18 * gib and not tiered._side_by_side(run, pair, 2)
     assert not tiered.use_passes(tiered.Run(**{**run.__dict__, "low_memory": None}), pair[0])
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 40 * gib)
+    monkeypatch.setattr(memory, "available_memory", lambda: 40 * gib)
     assert tiered._side_by_side(run, pair, 2)
     # a scored game's tier is planned with the margins' arrays, an unscored one's without
     over = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
@@ -734,7 +734,7 @@ def test_memory_freed_by_a_tier_goes_back_to_the_system() -> None:
     code = textwrap.dedent("""
         import os
         import numpy as np
-        from solver.engines.tiered import return_freed_memory
+        from solver.pipeline.tiered import return_freed_memory
         def rss():
             for line in open(f"/proc/{os.getpid()}/status"):
                 if line.startswith("RssAnon"):

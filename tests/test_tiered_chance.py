@@ -1,4 +1,4 @@
-"""Tiered value iteration (solver.engines.tiered_chance) gives the whole-graph table of games
+"""Tiered value iteration (solver.pipeline.tiered_chance) gives the whole-graph table of games
 with dice.
 
 1. Random games with chance nodes given as explicit graphs (loops inside tiers, rolls and moves
@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 
 from solver.api import load, solve
 from solver.core.game import Game, NodeKind, Outcome, Result
-from solver.engines import tiered
+from solver.pipeline import memory, tiered, tierwork
 from tests.test_tiered import GraphGame
 from tests.toygames import DiceRace
 
@@ -261,7 +261,7 @@ def test_carrots_4x4_is_refused_at_once_by_its_measured_tier_sizes(tmp_path, cap
     measured) does not fit value iteration on a 24 GB machine: one line, before any work."""
     from tests.clirun import run
 
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 22 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 22 * 2**30)
     code, _, err = run(capsys, "solve", "carrots", "--preset", "4x4", "--out", str(tmp_path))
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
@@ -272,7 +272,7 @@ def test_carrots_4x4_is_refused_at_once_by_its_measured_tier_sizes(tmp_path, cap
 def test_list_says_carrots_4x4_does_not_fit_tier_by_tier_either(capsys, monkeypatch):
     from tests.clirun import run
 
-    monkeypatch.setattr(tiered, "_available_memory", lambda: 22 * 2**30)
+    monkeypatch.setattr(memory, "available_memory", lambda: 22 * 2**30)
     code, out, _ = run(capsys, "list", "carrots")
     line = next(x for x in out.splitlines() if "too large" in x)
     assert code == 0 and "tier by tier too large here as well" in line and "at least 50,693,916" in line
@@ -290,7 +290,7 @@ def test_killed_dice_solve_resumes_to_the_same_table(tmp_path, point):
     import sys
 
     repo = Path(__file__).resolve().parent.parent
-    script = ("from solver.engines import tiered; from tests.test_tiered_chance import TieredDiceRace; "
+    script = ("from solver.pipeline import tiered; from tests.test_tiered_chance import TieredDiceRace; "
               f"tiered.solve_tiered(TieredDiceRace.from_params({{'target': 5}}), out={str(tmp_path / 'k')!r}, "
               "workers=1)")
     env = {**os.environ, "PYRAMIDS_FAULT": f"KILL@{point}", "PYTHONPATH": str(repo)}

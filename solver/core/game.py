@@ -179,7 +179,7 @@ class Game(ABC, Generic[State]):
     tier_children: ClassVar[Mapping[str, int]] = {}
     #: True when chance nodes (dice) occur during play, not only as a random setup at the start:
     #: such a game with ``tier_of`` is solved tier by tier by value iteration
-    #: (:mod:`solver.engines.tiered_chance`). A random setup alone is swept as tasks instead.
+    #: (:mod:`solver.pipeline.tiered_chance`). A random setup alone is swept as tasks instead.
     chance_in_play: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -7,6 +7,10 @@ quantile for intervals of means.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+import polars as pl
 from scipy.stats import binomtest, norm
 
 #: the two-sided 95% normal quantile (about 1.96), for intervals of means
@@ -20,3 +24,31 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
         return 0.0, 1.0
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+#: the values a report shows, in order (first player's view)
+SHOWN_VALUES: tuple[str, ...] = ("win", "lose", "tie", "draw")
+
+
+def setup_summary(setups: pl.DataFrame) -> dict[str, Any]:
+    """Random setups: probability-weighted shares by value (first player's view), setup counts by
+    value, the expected result and margin, and the margin distribution.
+
+    ``setups`` has columns ``probability``, ``value`` (text: win/lose/tie/draw, first player's
+    view) and optionally ``margin`` (first player's view).
+    """
+    prob = setups["probability"].to_numpy().astype(np.float64)
+    values = setups["value"].to_list()
+    shares = {v: float(prob[[x == v for x in values]].sum()) for v in SHOWN_VALUES}
+    counts = {v: int(sum(1 for x in values if x == v)) for v in SHOWN_VALUES}
+    expected = shares["win"] - shares["lose"]
+    margin_dist = None
+    exp_margin = None
+    if "margin" in setups.columns:
+        margin_dist = (
+            setups.group_by("margin").agg(pl.col("probability").sum(), pl.len().alias("setups"))
+            .sort("margin")
+        )
+        exp_margin = float((setups["margin"].cast(pl.Float64) * setups["probability"]).sum())
+    return {"shares": shares, "counts": counts, "expected": float(expected),
+            "expected_margin": exp_margin, "margins": margin_dist}

@@ -1,4 +1,4 @@
-"""Compiled (numba) kernels of the tiered solver (:mod:`solver.engines.tiered`).
+"""Compiled (numba) kernels of the tiered solver (:mod:`solver.pipeline.tiered`).
 
 A tier is solved from its own positions plus the finished values of the tiers its moves reach.
 The moves that stay inside the tier are kept as a reverse CSR (``roff``/``rparent``: for each

@@ -159,7 +159,7 @@ def value_iteration(
         ``float64[n]`` win and loss probabilities of the side to move at terminal rows, in place
         of ``graph.result`` (whose sign they then replace). The tiered solver passes the
         finished values of other tiers this way: each position of another tier that a move
-        reaches is a terminal row of the tier's graph (:mod:`solver.engines.tiered_chance`).
+        reaches is a terminal row of the tier's graph (:mod:`solver.pipeline.tiered_chance`).
 
     Returns
     -------

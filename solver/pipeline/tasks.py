@@ -9,7 +9,7 @@ Two kinds of task:
   setup (value, remoteness, margin from the first player's view, positions, seconds). The
   **client** appends the rows to the variant's sweep folder, so workers need no shared folder
   for this kind.
-* **tiers** (:func:`run_tier_tasks`, called by :mod:`solver.engines.tiered`): tiers of one height
+* **tiers** (:func:`run_tier_tasks`, called by :mod:`solver.pipeline.tiered`): tiers of one height
   are independent; each task solves one tier and writes its tier file into the run's work
   folder, which **every worker must see at the same path** (a shared file system).
 
@@ -60,7 +60,7 @@ from solver.core.progress import Task
 from solver.core.stats import Z95, wilson
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
-from solver.engines.tiered import _atomic_json, _read_json
+from solver.pipeline import workfiles
 from solver.tables import read_parquet, variant_dir, write_parquet
 
 #: the sweep's sub-folder of a variant's table folder
@@ -110,12 +110,12 @@ def game_from_spec(spec: dict[str, Any]) -> Game:
     theirs = (spec["toolkit"], spec["rules"])
     if mine != theirs:
         raise ClusterError(
-            f"worker {_host()} runs pyramids {mine[0]} (rules of {game.name}: {mine[1]}) but the client "
+            f"worker {host()} runs pyramids {mine[0]} (rules of {game.name}: {mine[1]}) but the client "
             f"runs pyramids {theirs[0]} (rules {theirs[1]}); install the same version on every worker")
     return game
 
 
-def _host() -> str:
+def host() -> str:
     import socket
 
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -129,7 +129,7 @@ def _worker_versions(game_name: str) -> dict[str, str]:
         rules = game_class(game_name).rules_version
     except Exception as exc:  # noqa: BLE001 - reported, not raised, so the client can say it
         rules = f"(cannot load the game: {type(exc).__name__}: {exc})"
-    return {"toolkit": solver.__version__, "rules": rules, "host": _host()}
+    return {"toolkit": solver.__version__, "rules": rules, "host": host()}
 
 
 # --- the client ------------------------------------------------------------------------------
@@ -331,9 +331,9 @@ def setup_classes(game: Game, symmetry: bool = True) -> Setups:
     outcomes = game.chance_outcomes(root)
     counts = game.chance_counts(root)
     if counts is None or len(counts) != len(outcomes):
-        from solver.engines.pipeline import _multiplicities
+        from solver.pipeline.setups import multiplicities
 
-        counts = _multiplicities([p for _, p in outcomes])
+        counts = multiplicities([p for _, p in outcomes])
     keys = np.empty(len(outcomes), dtype=np.uint64)
     to_move = np.empty(len(outcomes), dtype=np.int8)
     for i, (action, _) in enumerate(outcomes):
@@ -429,7 +429,7 @@ def solve_setup_batch(spec: dict[str, Any], keys: list[int], symmetry: bool) -> 
         "margin": None if solved.margin is None else solved.margin[rows],
         "positions": int(graph.n),
         "seconds": time.perf_counter() - t0,
-        "host": _host(),
+        "host": host(),
     }
 
 
@@ -486,7 +486,7 @@ def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
     folder = sweep_dir(game, out, symmetry)
     ident = _identity(game, symmetry)
     plan_path = folder / "plan.json"
-    plan = _read_json(plan_path)
+    plan = workfiles.read_json(plan_path)
     if plan is not None and (force or any(plan.get(k) != v for k, v in ident.items())):
         if not force:
             why = (f"rules version {plan.get('rules_version')}" if plan.get("rules_version") != game.rules_version
@@ -503,7 +503,7 @@ def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
             raise TableError(f"no sweep of {game.variant.label()} in {folder.parent}; start one with "
                              "`pyramids solve ... --jobs N` (or --setup-limit N)")
         (folder / "parts").mkdir(parents=True, exist_ok=True)
-        _atomic_json(plan_path, {**ident, "toolkit_version": solver.__version__, "classes": setups.classes,
+        workfiles.atomic_json(plan_path, {**ident, "toolkit_version": solver.__version__, "classes": setups.classes,
                                  "arrangements": setups.arrangements,
                                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     order, draws = plan_order(setups.mult)
@@ -512,7 +512,7 @@ def open_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
 
 def _rows_frame(state: SweepState, result: dict[str, Any], position: np.ndarray) -> pl.DataFrame:
     """A task's result as rows of the sweep table (``position``: each class's place in the order)."""
-    from solver.engines.pipeline import setups_frame
+    from solver.pipeline.setups import setups_frame
 
     s = state.setups
     idx = s.rows_of(result["keys"])
@@ -711,7 +711,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
 def write_sweep_table(state: SweepState, game: Game, *, workers: int = 0) -> Path:
     """The sweep's finished setups as one table (sorted by key), its summary (complete) or
     sample estimate (partial) in the metadata; written atomically."""
-    from analysis.metrics import setup_summary
+    from solver.core.stats import setup_summary
 
     setups = state.setups
     done = state.done
@@ -747,7 +747,7 @@ def write_sweep_table(state: SweepState, game: Game, *, workers: int = 0) -> Pat
 
 
 def _empty_table(state: SweepState, game: Game) -> pl.DataFrame:
-    from solver.engines.pipeline import setups_frame
+    from solver.pipeline.setups import setups_frame
 
     s = state.setups
     e = np.empty(0, dtype=np.int64)
@@ -767,7 +767,7 @@ def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
     newest = max((p.stat().st_mtime for p in parts), default=None)
     if parts and (not path.exists() or newest > path.stat().st_mtime):
         # a run killed (or still running) after its last table: the part files are the truth
-        plan = _read_json(folder / "plan.json")
+        plan = workfiles.read_json(folder / "plan.json")
         if plan is not None and plan.get("rules_version") == game.rules_version:
             state = open_sweep(game, out=out, symmetry=symmetry, create=False)
             _consolidate(state, game, int((_read_sweep_meta(path) or {}).get("workers") or 1))
@@ -819,31 +819,18 @@ def sweep_status(game: Game, *, out: str | Path | None = None, symmetry: bool = 
 
 # --- tier tasks ------------------------------------------------------------------------------
 
-def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any) -> dict[str, Any]:
-    """Run on a worker: solve one tier of a tiered run whose work folder the worker sees at the
-    same path, and write its tier file there."""
-    from solver.engines import tiered
-
-    game = game_from_spec(spec)
-    run = tiered.Run(game, Path(run_args["folder"]), Path(run_args["work"]), run_args["symmetry"],
-                     run_args["run_id"])
-    run.low_memory = run_args["low_memory"]
-    run.tol, run.max_sweeps = float(run_args.get("tol", 1e-12)), run_args.get("max_sweeps")
-    run.workers = 1
-    if not run.tiers_dir.is_dir():
-        raise ClusterError(f"worker {_host()} does not see the work folder {run.work}; every worker "
-                           "needs the tables folder at the same path (a shared file system)")
-    return tiered.solve_tier_task(run, info)
-
-
-def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any]) -> Iterator[dict[str, Any]]:
-    """Solve tiers (independent of each other) as Dask tasks; yields each one's stats as it ends."""
+def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any],
+                   remote: Callable[[dict[str, Any], dict[str, Any], Any], dict[str, Any]]
+                   ) -> Iterator[dict[str, Any]]:
+    """Solve tiers (independent of each other) as Dask tasks, each by ``remote(spec, run_args,
+    info)`` on a worker (the tiered solver's ``solve_tier_remote``); yields each one's stats as it
+    ends."""
     distributed = _distributed()
     spec = game_spec(run.game)
     args = {"folder": str(run.folder), "work": str(run.work), "symmetry": run.symmetry,
             "run_id": run.run_id, "low_memory": run.low_memory, "tol": run.tol,
             "max_sweeps": run.max_sweeps}
-    futures = [cluster.client.submit(solve_tier_remote, spec, args, info, pure=False,
+    futures = [cluster.client.submit(remote, spec, args, info, pure=False,
                                      key=f"tier-{info.tier}-{uuid.uuid4().hex[:8]}") for info in infos]
     try:
         for fut in distributed.as_completed(futures, loop=cluster.client.loop):

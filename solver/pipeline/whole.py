@@ -5,15 +5,13 @@ reuse of a table on disk) and the lookups.
 
 * :func:`solve_variant`: the whole graph in memory (enumerate, :func:`solve_graph`, write the
   positions/edges/setups tables atomically).
-* :func:`solve_tiered_variant`: tier by tier, out of core (:mod:`solver.engines.tiered`).
+* :func:`solve_tiered_variant`: tier by tier, out of core (:mod:`solver.pipeline.tiered`).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from datetime import datetime, timezone
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,6 +26,7 @@ from solver.core.values import DRAW, FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import TooBigError
 from solver.faults import fault_point
+from solver.pipeline.setups import multiplicities, setups_frame
 from solver.tables import EDGES, POSITIONS, positions_frame, write_variant
 
 SETUPS = "setups.parquet"
@@ -88,12 +87,12 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
                          max_sweeps: int | None = None) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
     ``check``: refuse at once when the size estimate does not fit the machine. With ``jobs`` or
-    ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.engines.tasks`)."""
-    from solver.engines.tiered import solve_tiered
+    ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.pipeline.tasks`)."""
+    from solver.pipeline.tiered import solve_tiered
 
     cluster = None
     if jobs is not None or scheduler is not None:
-        from solver.engines import tasks
+        from solver.pipeline import tasks
 
         cluster = tasks.connect(scheduler, jobs, spec=tasks.game_spec(game))
     try:
@@ -311,7 +310,7 @@ def _solve_setups(game: Game, graph: Graph):
     if counts is not None and len(counts) == len(rows):
         mult = list(counts)
     else:
-        mult = _multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
+        mult = multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
     root_player = int(graph.to_move[root])
     setups = setups_frame(game, graph.keys[rows], root_probs, mult, root_player, graph.to_move[rows],
                           value[rows], remoteness[rows],
@@ -322,34 +321,6 @@ def _solve_setups(game: Game, graph: Graph):
     if margin_exp is not None and chance[root]:
         extra["expected_margin"] = float(margin_exp[root])
     return cols, extra, setups
-
-
-def setups_frame(game: Game, keys: np.ndarray, probs: np.ndarray, mult: list[int | None],
-                 root_player: int, to_move: np.ndarray, codes: np.ndarray, remoteness: np.ndarray,
-                 margin: np.ndarray | None) -> pl.DataFrame:
-    """The setups table: one row per setup (its start position's key, layout, probability,
-    arrangements, and value / remoteness / margin from the view of ``root_player``, who moves
-    first). Shared by the whole-graph solve and the setup sweep (:mod:`solver.engines.tasks`),
-    so the two tables are equal column for column."""
-    sign = np.where(to_move == root_player, 1, -1)
-    eff = np.where(sign == 1, codes, FLIP[codes])
-    return pl.DataFrame({
-        "key": np.asarray(keys, dtype=np.uint64),
-        "layout": [game.describe_state(game.decode(int(k))) for k in keys],
-        "probability": np.asarray(probs, dtype=np.float64),
-        "multiplicity": pl.Series(mult, dtype=pl.Int64),
-        "value": pl.Series([VALUE_NAMES[c] for c in eff], dtype=pl.Utf8),
-        "remoteness": remoteness,
-        **({"margin": (sign * margin).astype(np.int16)} if margin is not None else {}),
-    })
-
-
-def _multiplicities(probs: list[Fraction]) -> list[int]:
-    """Integer weights proportional to exact probabilities (smallest such integers)."""
-    denom = 1
-    for p in probs:
-        denom = denom * Fraction(p).denominator // math.gcd(denom, Fraction(p).denominator)
-    return [int(Fraction(p) * denom) for p in probs]
 
 
 def positions_frame_of(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFrame:

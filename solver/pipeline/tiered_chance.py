@@ -1,6 +1,6 @@
 """Tiered value iteration: games with dice (chance nodes during play), solved tier by tier.
 
-The tiered solver (:mod:`solver.engines.tiered`) discovers the tiers of such a game as it does
+The tiered solver (:mod:`solver.pipeline.tiered`) discovers the tiers of such a game as it does
 for any other (a chance node's outcomes are its children); this module solves one tier:
 
 1. the tier's positions are expanded again from the rules (no edges are stored between phases);
@@ -34,11 +34,13 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import lookup_sorted, unique
+from solver.core.arrays import SortedLookup, lookup_sorted, unique
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
-from solver.errors import TableError
+from solver.engines.value_iteration import value_iteration
+from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
+from solver.pipeline import memory, tierwork
 from solver.tables import positions_frames, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
@@ -56,9 +58,7 @@ CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
 def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
     """The rows of tier ``u``'s file whose keys are ``need`` (sorted, unique), in that order;
     read row group by row group with the key range as predicate."""
-    from solver.engines.tiered import _check_found, tier_file
-
-    path = run.tiers_dir / tier_file(u)
+    path = run.tiers_dir / tierwork.tier_file(u)
     if not path.exists():
         raise TableError(f"tier {t} reaches tier {u}, whose file is missing", fix="solve again with --force")
     lo, hi = int(need[0]), int(need[-1])
@@ -66,7 +66,7 @@ def _child_rows(run: Any, t: int, u: int, need: np.ndarray) -> pl.DataFrame:
           .filter((pl.col("key") >= lo) & (pl.col("key") <= hi)).collect())
     keys = df["key"].to_numpy()
     idx = lookup_sorted(keys, need)
-    _check_found(keys, idx, need, t, u)
+    tierwork.check_found(keys, idx, need, t, u)
     return df[idx]
 
 
@@ -98,24 +98,20 @@ def _outside_rows(run: Any, t: int, info: Any, kids: np.ndarray, ct: np.ndarray,
 
 def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     """Solve one tier of a game with chance nodes and write its tier file; returns its stats."""
-    from solver.core.arrays import SortedLookup
-    from solver.engines.tiered import _available_memory, _expansions, _split_inside, tier_arrays, tier_file, tier_name
-    from solver.engines.value_iteration import value_iteration
-    from solver.errors import TooBigError
 
     t0 = time.perf_counter()
     game, t = run.game, info.tier
-    need, free = BYTES_PER_TIER_POSITION * info.positions, _available_memory()
+    need, free = BYTES_PER_TIER_POSITION * info.positions, memory.available_memory()
     if free is not None and need > 0.9 * free:
-        raise TooBigError(f"tier {t} ({tier_name(game, t)}) has {info.positions:,} positions and needs about "
+        raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t)}) has {info.positions:,} positions and needs about "
                           f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
                           "free here (the finished tiers are kept: run again on a larger machine to resume)")
-    keys, ply, kind, to_move, result = tier_arrays(run, t)
+    keys, ply, kind, to_move, result = tierwork.tier_arrays(run, t)
     n = len(keys)
     deg = np.zeros(n, np.int64)
     kids_parts: list[np.ndarray] = []
     prob_parts: list[np.ndarray] = []
-    for s, exp in _expansions(run, keys):
+    for s, exp in tierwork.expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
@@ -130,7 +126,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     t_expand = time.perf_counter() - t0
     # children inside the tier: their rows (discovery already refused simultaneous nodes and
     # tiers that fall; a tier this one's discovery did not record is refused below)
-    ct, inside, rows = _split_inside(game, t, kids, keys, SortedLookup(keys))
+    ct, inside, rows = tierwork.split_inside(game, t, kids, keys, SortedLookup(keys))
     # rows as int32 while they fit (the whole-graph engine keeps the graph's integer type):
     # half the memory of int64, the same rows
     child = np.empty(len(kids), np.int32 if n + len(kids) < 2**31 else np.int64)
@@ -171,13 +167,13 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
              "chance": int((kind == NodeKind.CHANCE).sum())}
     del graph, sol
     frames = positions_frames(keys, to_move, kind, ply, deg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": moves - int(b), "toolkit_version": solver.__version__,
             "seconds": round(time.perf_counter() - t0, 3),
             "tolerance": run.tol, **{k: stats[k] for k in ("sweeps", "residual", "certified", "converged",
                                                               "terminal", "chance")}}
-    fault_point(f"write:{tier_file(t)}")
-    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
+    fault_point(f"write:{tierwork.tier_file(t)}")
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     return {**stats, "seconds": time.perf_counter() - t0, "expand_seconds": t_expand}
 
 

@@ -22,7 +22,7 @@ Two phases, both resumable (every finished step is a file written atomically):
    margin, exactly as the whole-graph retrograde. Each tier is written as
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
    Games with dice during play (``Game.chance_in_play``) solve each tier by value iteration
-   instead (:mod:`solver.engines.tiered_chance`): expected results and win probabilities.
+   instead (:mod:`solver.pipeline.tiered_chance`): expected results and win probabilities.
 
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
 its ``tiers.json`` (the table's metadata, with the list of tier files) is written, the discovery
@@ -62,10 +62,10 @@ from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _tier_jit as _jit
 from solver.engines import waiting
-from solver.errors import TableError, TooBigError
+from solver.errors import ClusterError, TableError, TooBigError
 from solver.faults import fault_point
+from solver.pipeline import memory, tierwork, workfiles
 from solver.tables import (
-    _world_readable,
     clean_stale,
     positions_frames,
     read_meta,
@@ -77,8 +77,6 @@ from solver.tables import (
 MANIFEST = "tiers.json"
 TIER_DIR = "tiers"
 WORK_SUFFIX = ".tiered"
-#: positions expanded per call of the game's batch path
-CHUNK = 1 << 15
 #: spill buffered children of later tiers to disk beyond this many keys
 SPILL = 4_000_000
 
@@ -107,44 +105,18 @@ def stochastic(game: Game) -> bool:
     return bool(getattr(game, "chance_in_play", False))
 
 
-def tier_name(game: Game, tier: int) -> str:
-    name = getattr(game, "tier_name", None)
-    return name(int(tier)) if callable(name) else f"tier {int(tier)}"
 
 
 def work_dir(folder: Path) -> Path:
     return folder.with_name(folder.name + WORK_SUFFIX)
 
 
-def tier_file(tier: int) -> str:
-    return f"tier-{int(tier)}.parquet"
 
 
-# --- small atomic file helpers ----------------------------------------------------------------
-
-def _atomic_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, sort_keys=True, indent=1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    _world_readable(tmp)
-    os.replace(tmp, path)
 
 
-def _atomic_npy(path: Path, arr: np.ndarray) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        np.save(fh, arr)
-    os.replace(tmp, path)
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path) as fh:
-            return json.load(fh)
-    except (OSError, json.JSONDecodeError):
-        return None
 
 
 # --- the plan of a solve ------------------------------------------------------------------------
@@ -225,7 +197,7 @@ def _identity(game: Game, symmetry: bool, tol: float) -> dict[str, Any]:
 def _resumable(game: Game, folder: Path, symmetry: bool, tol: float) -> dict[str, Any] | None:
     """The progress (:func:`tier_progress`) of the unfinished run in ``folder`` that a solve of
     ``game`` would resume; ``None`` when there is none (or it would be started over)."""
-    state = _read_json(work_dir(folder) / "run.json")
+    state = workfiles.read_json(work_dir(folder) / "run.json")
     if state is None or any(state.get(k) != v for k, v in _identity(game, symmetry, tol).items()):
         return None
     return tier_progress(folder)
@@ -234,7 +206,7 @@ def _resumable(game: Game, folder: Path, symmetry: bool, tol: float) -> dict[str
 def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
                      notes: list[str], tol: float = 1e-12) -> Run:
     work = work_dir(folder)
-    state = _read_json(work / "run.json")
+    state = workfiles.read_json(work / "run.json")
     ident = _identity(game, symmetry, tol)
     if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
         run = Run(game, folder, work, symmetry, state["run_id"])
@@ -256,45 +228,15 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
     run = Run(game, folder, work, symmetry, uuid.uuid4().hex)
     run.discover.mkdir()
     run.tiers_dir.mkdir()
-    _atomic_json(work / "run.json", {**ident, "run_id": run.run_id,
+    workfiles.atomic_json(work / "run.json", {**ident, "run_id": run.run_id,
                                       "created": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     return run
 
 
 # --- phase 1: discovery ----------------------------------------------------------------------
 
-def _expansions(run: Run, keys: np.ndarray):
-    """``(start, Expansion)`` of ``keys`` in chunks, in order. With a pool, the next chunks are
-    expanded in threads while one is used (at most ``workers + 1`` chunks held at once)."""
-    from collections import deque
-
-    game, sym = run.game, run.symmetry
-    starts = range(0, len(keys), CHUNK)
-    if run.pool is None or len(keys) <= CHUNK:
-        for s in starts:
-            yield s, _no_dead_end(game.expand(keys[s : s + CHUNK], canonical=sym), keys, s)
-        return
-    window: deque = deque()
-    for s in starts:
-        window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
-        if len(window) > run.workers:
-            first, fut = window.popleft()
-            yield first, _no_dead_end(waiting.result(fut), keys, first)
-    while window:
-        first, fut = window.popleft()
-        yield first, _no_dead_end(waiting.result(fut), keys, first)
 
 
-def _no_dead_end(exp, keys: np.ndarray, start: int):
-    """``exp``, after refusing a non-terminal position without moves (it would be a draw)."""
-    dead = (np.diff(exp.offsets) == 0) & (exp.kind != NodeKind.TERMINAL)
-    if dead.any():
-        from solver.engines.retrograde import dead_end_message
-        from solver.errors import ProtocolError
-
-        i = int(np.flatnonzero(dead)[0])
-        raise ProtocolError(dead_end_message(int(keys[start + i]), NodeKind(int(exp.kind[i]))))
-    return exp
 
 
 def _pending_dir(run: Run, tier: int) -> Path:
@@ -312,8 +254,8 @@ def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.n
         keys, plies = _dedupe_min(keys, plies)
         d = _pending_dir(run, tier)
         d.mkdir(parents=True, exist_ok=True)
-        _atomic_npy(d / f"from-{source}-{counter[0]}-keys.npy", keys)
-        _atomic_npy(d / f"from-{source}-{counter[0]}-ply.npy", plies)
+        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-keys.npy", keys)
+        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-ply.npy", plies)
         counter[0] += 1
     buffers.clear()
 
@@ -354,7 +296,7 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
     game, sym = run.game, run.symmetry
     infos: dict[int, TierInfo] = {}
     for marker in run.discover.glob("tier-*.json"):
-        data = _read_json(marker)
+        data = workfiles.read_json(marker)
         if data is not None:
             term = data.get("terminal")
             infos[int(data["tier"])] = TierInfo(int(data["tier"]), int(data["positions"]),
@@ -366,8 +308,8 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         rt = int(game.tier_of(root)[0])
         d = _pending_dir(run, rt)
         d.mkdir(parents=True, exist_ok=True)
-        _atomic_npy(d / "from-start-0-keys.npy", root)
-        _atomic_npy(d / "from-start-0-ply.npy", np.zeros(1, np.uint16))
+        workfiles.atomic_npy(d / "from-start-0-keys.npy", root)
+        workfiles.atomic_npy(d / "from-start-0-ply.npy", np.zeros(1, np.uint16))
     total = sum(i.positions for i in infos.values())
     while True:
         t = _next_pending(run, set(infos))
@@ -379,9 +321,9 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         seen, plies, children, terminal = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos),
                                                       progress, total, max_positions)
         total += len(seen)
-        _atomic_npy(run.discover / f"keys-{t}.npy", seen)
-        _atomic_npy(run.discover / f"ply-{t}.npy", plies)
-        _atomic_json(run.discover / f"tier-{t}.json",
+        workfiles.atomic_npy(run.discover / f"keys-{t}.npy", seen)
+        workfiles.atomic_npy(run.discover / f"ply-{t}.npy", plies)
+        workfiles.atomic_json(run.discover / f"tier-{t}.json",
                      {"tier": t, "positions": int(len(seen)), "children": sorted(children),
                       "terminal": terminal})
         shutil.rmtree(_pending_dir(run, t), ignore_errors=True)
@@ -409,7 +351,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
     pos = 0
     frontier = np.empty(0, np.uint64)
     d = int(entry_ply[0]) if len(entry_ply) else 0
-    name = tier_name(game, t)
+    name = tierwork.tier_name(game, t)
     while pos < len(entry_keys) or len(frontier):
         hi = int(np.searchsorted(entry_ply, d, side="right"))
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
@@ -426,7 +368,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
                 raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
                                   "raise --max-positions or pick a smaller variant")
         inside: list[np.ndarray] = []
-        for s, exp in _expansions(run, level):
+        for s, exp in tierwork.expansions(run, level):
             _check_kinds(game, exp.kind)
             terminal += int((exp.kind == NodeKind.TERMINAL).sum())
             kids = exp.children
@@ -559,7 +501,7 @@ def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    path = run.tiers_dir / tier_file(tier)
+    path = run.tiers_dir / tierwork.tier_file(tier)
     dtypes = {"key": np.uint64, "player": np.uint8, "value": np.uint8, "remoteness": np.uint16}
     if scored:
         dtypes["margin"] = np.int16
@@ -586,7 +528,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     its statistics. The unit of work of the local pool (and of any cluster executor)."""
     try:
         if run.stochastic:
-            from solver.engines.tiered_chance import solve_tier
+            from solver.pipeline.tiered_chance import solve_tier
 
             return solve_tier(run, info)
         if use_passes(run, info):
@@ -596,20 +538,28 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         _release_children(run, info)
 
 
-def tier_arrays(run: Run, t: int) -> tuple[np.ndarray, ...]:
-    """A tier's discovered keys and plies, and empty node kind, side to move and terminal result
-    arrays for its positions (filled as the tier is expanded)."""
-    keys = np.load(run.discover / f"keys-{t}.npy")
-    ply = np.load(run.discover / f"ply-{t}.npy")
-    n = len(keys)
-    return keys, ply, np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
+def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any) -> dict[str, Any]:
+    """Run on a worker: solve one tier of a tiered run whose work folder the worker sees at the
+    same path, and write its tier file there."""
+    from solver.pipeline.tasks import game_from_spec, host
+
+    game = game_from_spec(spec)
+    run = Run(game, Path(run_args["folder"]), Path(run_args["work"]), run_args["symmetry"],
+              run_args["run_id"])
+    run.low_memory = run_args["low_memory"]
+    run.tol, run.max_sweeps = float(run_args.get("tol", 1e-12)), run_args.get("max_sweeps")
+    run.workers = 1
+    if not run.tiers_dir.is_dir():
+        raise ClusterError(f"worker {host()} does not see the work folder {run.work}; every worker "
+                           "needs the tables folder at the same path (a shared file system)")
+    return solve_tier_task(run, info)
 
 
 def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     """:func:`solve_tier_task` with reverse lists of the moves inside the tier."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
-    keys, ply, kind, to_move, result = tier_arrays(run, t)
+    keys, ply, kind, to_move, result = tierwork.tier_arrays(run, t)
     n = len(keys)
     tmargin = np.zeros(n, np.int32)
     outdeg = np.zeros(n, np.int32)
@@ -631,7 +581,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     counts = np.zeros(n, np.int32)  # moves inside the tier into each row
     moves = 0
     try:
-        for s, exp in _expansions(run, keys):
+        for s, exp in tierwork.expansions(run, keys):
             m = len(exp.kind)
             kind[s : s + m] = exp.kind
             to_move[s : s + m] = exp.to_move
@@ -644,7 +594,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             if not len(kids):
                 continue
             src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-            ct, inside, rows = _split_inside(game, t, kids, keys, index)
+            ct, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
             if len(rows):
                 int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
                 rows32 = rows.astype(np.int32)
@@ -703,11 +653,11 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         cols["margin"] = best.astype(np.int16, copy=False)
     del counts
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
-    fault_point(f"write:{tier_file(t)}")
-    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
+    fault_point(f"write:{tierwork.tier_file(t)}")
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
@@ -755,7 +705,7 @@ def use_passes(run: Run, info: TierInfo) -> bool:
     side by side are planned together before they start (:func:`_side_by_side`)."""
     if run.low_memory is not None:
         return bool(run.low_memory)
-    mem = _available_memory()
+    mem = memory.available_memory()
     return mem is not None and tier_memory(run, info) > 0.8 * mem
 
 
@@ -791,7 +741,7 @@ def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
     ``held`` bytes of kept children, may keep ``more`` (see :data:`PASSES_CHILDREN_MEMORY_SHARE`)."""
     if PASSES_CHILDREN_MEMORY_SHARE <= 0:
         return False
-    free, total = _available_memory(), _total_memory()
+    free, total = memory.available_memory(), memory.total_memory()
     if free is None or total is None:
         return False
     reserve = (1.0 - PASSES_CHILDREN_MEMORY_SHARE) * total + PASSES_RESERVE_PER_POSITION * n * max(1, tiers)
@@ -841,7 +791,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     stored: list[np.ndarray | None] | None = [] if keep else None
     held = 0
     full = False  # the reserve was reached: no more children kept
-    for s, exp in _expansions(run, keys):
+    for s, exp in tierwork.expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
@@ -864,7 +814,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 stored.append(np.empty(0, np.int32))
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct, inside, rows = _split_inside(game, t, kids, keys, index)
+        ct, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
         inside_moves += len(rows)
         if stored is not None:  # once the reserve is reached, later chunks are expanded again
             if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
@@ -889,13 +839,13 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         kept rows of the children (the same lists, in the same order, as a new expansion gives),
         else a new expansion of those rows."""
         done = 0
-        for s in range(0, n, CHUNK):
-            rows = np.flatnonzero(todo[s : s + CHUNK]) + s
+        for s in range(0, n, tierwork.CHUNK):
+            rows = np.flatnonzero(todo[s : s + tierwork.CHUNK]) + s
             if not len(rows):
                 continue
-            kept = None if stored is None else stored[s // CHUNK]
+            kept = None if stored is None else stored[s // tierwork.CHUNK]
             if kept is not None:
-                deg = outdeg[s : s + CHUNK].astype(np.int64)
+                deg = outdeg[s : s + tierwork.CHUNK].astype(np.int64)
                 first = np.zeros(len(deg) + 1, np.int64)
                 np.cumsum(deg, out=first[1:])
                 local = rows - s
@@ -909,7 +859,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             kids = exp.children
             child = np.full(len(kids), -1, np.int64)
             if len(kids):
-                _, inside, found = _split_inside(game, t, kids, keys, index)
+                _, inside, found = tierwork.split_inside(game, t, kids, keys, index)
                 child[inside] = found
             done += int(step(rows, exp.offsets, child))
         return done
@@ -972,12 +922,12 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     stored = index = None  # the kept children and the key index: not needed to write the tier
     ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
             "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3),
             "toolkit_version": solver.__version__}
-    fault_point(f"write:{tier_file(t)}")
-    write_parquet(frames, run.tiers_dir / tier_file(t), meta)
+    fault_point(f"write:{tierwork.tier_file(t)}")
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
@@ -985,16 +935,6 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
 
 
-def _split_inside(game: Game, t: int, kids: np.ndarray, keys: np.ndarray, index: SortedLookup
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each child's tier, which children stay in tier ``t``, and their rows among the tier's
-    sorted ``keys`` (an error when one is missing: damaged discovery files)."""
-    ct = np.asarray(game.tier_of(kids), dtype=np.int64)
-    inside = ct == t
-    rows = index(kids[inside]) if inside.any() else np.empty(0, np.int64)
-    if len(rows):
-        _check_found(keys, rows, kids[inside], t, t)
-    return ct, inside, rows
 
 
 def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, inside: np.ndarray,
@@ -1010,7 +950,7 @@ def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, ins
                              fix="solve again with --force")
         ck = kids[sel]
         idx = child.index(ck)
-        _check_found(child.keys, idx, ck, t, int(u))
+        tierwork.check_found(child.keys, idx, ck, t, int(u))
         psrc = src[sel]
         same = child.player[idx] == to_move[psrc]
         _jit.fold_external(psrc, child.value[idx].astype(np.int8), child.remoteness[idx], same, *ext)
@@ -1029,16 +969,11 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return off
 
 
-def _check_found(keys: np.ndarray, idx: np.ndarray, wanted: np.ndarray, t: int, u: int) -> None:
-    clipped = np.minimum(idx, max(len(keys) - 1, 0))
-    if len(keys) == 0 or not np.array_equal(keys[clipped], wanted):
-        raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
-                         "files are damaged", fix="solve again with --force")
 
 
 def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
     """The stats of a finished tier file of this run (``None``: missing or of another run)."""
-    path = run.tiers_dir / tier_file(tier)
+    path = run.tiers_dir / tierwork.tier_file(tier)
     if not path.exists():
         return None
     try:
@@ -1056,7 +991,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 progress: Progress | None = None, cluster: Any = None) -> dict[int, dict[str, Any]]:
     """Phase 2: every tier, children first; tiers of one height in parallel (``workers``
     threads: the expansions and kernels release the GIL for much of their work), or as Dask
-    tasks on ``cluster`` (:func:`solver.engines.tasks.run_tier_tasks`: the workers read and write
+    tasks on ``cluster`` (:func:`solver.pipeline.tasks.run_tier_tasks`: the workers read and write
     the tier files in the run's work folder, which they must see at the same path)."""
     _heights(infos)
     run.tier_positions = {t: i.positions for t, i in infos.items()}
@@ -1081,10 +1016,10 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
             if progress is not None:
                 progress("solve", f"height {h}", done_pos, total)
             if cluster is not None and todo:
-                from solver.engines.tasks import run_tier_tasks
+                from solver.pipeline.tasks import run_tier_tasks
 
                 run.tiers_at_once = None  # a Dask worker may hold as many tiers as it has threads
-                results = run_tier_tasks(cluster, run, todo)
+                results = run_tier_tasks(cluster, run, todo, solve_tier_remote)
             elif workers > 1 and len(todo) > 1 and _side_by_side(run, todo, workers):
                 # threads, not processes: the compiled kernels release the GIL, nothing is copied
                 # or pickled, and scripts need no `if __name__ == "__main__"` guard
@@ -1099,7 +1034,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 stats[st["tier"]] = st
                 done_pos += st["positions"]
                 if progress is not None:
-                    progress("solve", tier_name(run.game, st["tier"]), done_pos, total)
+                    progress("solve", tierwork.tier_name(run.game, st["tier"]), done_pos, total)
                 fault_point("tier-solved")
     except BaseException:  # interrupted: do not wait for the tiers still being solved
         if pool is not None:
@@ -1131,7 +1066,7 @@ def _side_by_side(run: Run, todo: list[TierInfo], workers: int) -> bool:
     against 80% of the free memory without that reserve, kept only part of their children and
     took over 15 minutes instead of about 3.5 each.)"""
     big = sorted(todo, key=lambda i: -i.positions)[:workers]
-    free, total = _available_memory(), _total_memory()
+    free, total = memory.available_memory(), memory.total_memory()
     if not any(use_passes(run, info) for info in big):
         return free is None or sum(tier_memory(run, info) for info in big) <= 0.8 * free
     if free is None or total is None:
@@ -1189,7 +1124,7 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
     kids = (int(held.get("largest_left_children", 0)) if left
             else int((getattr(game, "tier_children", {}) or {}).get(name, 0)))
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
-        from solver.engines.tiered_chance import BYTES_PER_TIER_POSITION as per
+        from solver.pipeline.tiered_chance import BYTES_PER_TIER_POSITION as per
 
         need = per * largest
     elif low_memory:
@@ -1205,23 +1140,10 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
             "largest_left": left}
 
 
-def _meminfo(field_name: str) -> int | None:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
-def _available_memory() -> int | None:
-    return _meminfo("MemAvailable")
 
 
-def _total_memory() -> int | None:
-    return _meminfo("MemTotal")
 
 
 def planned_estimate(game: Game, mem: int | None, low_memory: bool | None = None,
@@ -1241,7 +1163,7 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
     estimate does not fit this machine's free memory or the disk under ``root``. Unless told
     (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode.
     ``held``: the progress of the unfinished run that will be resumed (its files count as written)."""
-    mem = _available_memory()
+    mem = memory.available_memory()
     est = planned_estimate(game, mem, low_memory, held)
     if est is not None and est.get("passes_planned"):
         notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
@@ -1279,7 +1201,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
     (``False``), or the tiers whose reverse lists would not fit the free memory (``None``).
     Games with dice (:func:`stochastic`): every tier by value iteration
-    (:mod:`solver.engines.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
+    (:mod:`solver.pipeline.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
     sweeps per cyclic component. ``progress``: ``True`` tqdm bars, ``"lines"`` a line every
     :data:`LOG_EVERY` seconds on standard error (:class:`_TierProgress`), ``False`` nothing."""
     if not supports_tiers(game):
@@ -1335,7 +1257,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
     tiers = []
     tier_metas = []
     for t in sorted(infos):
-        path = run.tiers_dir / tier_file(t)
+        path = run.tiers_dir / tierwork.tier_file(t)
         meta_t = read_meta(path)
         if meta_t.get("run_id") != run.run_id:
             raise TableError(f"{path} belongs to another run", fix="solve again with --force")
@@ -1355,12 +1277,12 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
                 by_value[name] += int(counts[i])
             terminal += int(st["terminal"])
         moves += int(meta_t.get("moves", 0))
-        tiers.append({"tier": int(t), "name": tier_name(game, t), "file": f"{TIER_DIR}/{tier_file(t)}",
+        tiers.append({"tier": int(t), "name": tierwork.tier_name(game, t), "file": f"{TIER_DIR}/{tierwork.tier_file(t)}",
                       "positions": infos[t].positions, "children": infos[t].children,
                       "height": infos[t].height, "moves": int(meta_t.get("moves", 0)),
                       "inside_moves": int(meta_t.get("inside_moves", 0)),
                       "seconds": round(float(st.get("seconds", 0.0)), 3)})
-    root_file = run.tiers_dir / tier_file(root_tier)
+    root_file = run.tiers_dir / tierwork.tier_file(root_tier)
     root_df = pl.read_parquet(root_file, columns=["key"])
     root_row = int(np.searchsorted(root_df["key"].to_numpy(), np.uint64(root_key)))
     positions = sum(i.positions for i in infos.values())
@@ -1378,10 +1300,10 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         "solve_id": run.run_id, "files": [t_["file"] for t_ in tiers], "tiers": tiers,
     }
     if run.stochastic:
-        from solver.engines.tiered_chance import finish_meta
+        from solver.pipeline.tiered_chance import finish_meta
 
         meta.update(finish_meta(tier_metas))
-    _atomic_json(run.work / MANIFEST, meta)
+    workfiles.atomic_json(run.work / MANIFEST, meta)
     fault_point("rename")
     # the rename is the commit point: killed before it, the run resumes (everything is found
     # finished); after it, the leftovers of the work folder are tidied by the next load
@@ -1413,7 +1335,7 @@ def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_ver
     """The metadata of a tiered table, checked: the variant and rules version, and every tier
     file present and of this solve. One-line :class:`TableError` naming the bad tier otherwise."""
     folder = Path(folder)
-    meta = _read_json(folder / MANIFEST)
+    meta = workfiles.read_json(folder / MANIFEST)
     if meta is not None and (folder / "run.json").exists():
         tidy(folder)  # a run killed right after its final rename
     if meta is None:
@@ -1439,7 +1361,7 @@ def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_ver
 def unfinished(folder: Path) -> str | None:
     """When a tiered solve of this variant was started and not finished: what is missing."""
     work = work_dir(Path(folder))
-    state = _read_json(work / "run.json")
+    state = workfiles.read_json(work / "run.json")
     if state is None:
         return None
     found, solved = _work_counts(work)
@@ -1454,13 +1376,13 @@ def tier_progress(folder: Path) -> dict[str, Any] | None:
     and the time left at the rate of the tiers solved so far (``None`` until
     two tiers are solved)."""
     work = work_dir(Path(folder))
-    if _read_json(work / "run.json") is None:
+    if workfiles.read_json(work / "run.json") is None:
         return None
-    found = [_read_json(p) or {} for p in work.glob("discover/tier-*.json")]
+    found = [workfiles.read_json(p) or {} for p in work.glob("discover/tier-*.json")]
     sizes = {int(f["tier"]): int(f["positions"]) for f in found if "tier" in f}
     files = sorted(work.glob(f"{TIER_DIR}/tier-*.parquet"), key=lambda p: p.stat().st_mtime)
     done = {p.name for p in files}
-    left_tiers = [t for t in sizes if tier_file(t) not in done]
+    left_tiers = [t for t in sizes if tierwork.tier_file(t) not in done]
     biggest = max(left_tiers, key=lambda t: sizes[t], default=None)
     largest_left = sizes[biggest] if biggest is not None else 0
     kids = {int(f["tier"]): f.get("children", []) for f in found if "tier" in f}

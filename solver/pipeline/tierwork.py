@@ -1,0 +1,89 @@
+"""What every tier worker does the same way, whatever engine solves the tier: a tier's name and
+file, its discovered arrays, the expansion of its positions in chunks (threads when a pool is
+given), and the split of children into those that stay in the tier and those that leave it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from solver.core.arrays import SortedLookup
+from solver.core.game import Game, NodeKind
+from solver.engines import waiting
+from solver.errors import TableError
+
+#: positions expanded at once (a test makes it small to cross chunk borders)
+CHUNK = 1 << 15
+
+
+def tier_name(game: Game, tier: int) -> str:
+    name = getattr(game, "tier_name", None)
+    return name(int(tier)) if callable(name) else f"tier {int(tier)}"
+
+
+def tier_file(tier: int) -> str:
+    return f"tier-{int(tier)}.parquet"
+
+
+def tier_arrays(run: Any, t: int) -> tuple[np.ndarray, ...]:
+    """A tier's discovered keys and plies, and empty node kind, side to move and terminal result
+    arrays for its positions (filled as the tier is expanded)."""
+    keys = np.load(run.discover / f"keys-{t}.npy")
+    ply = np.load(run.discover / f"ply-{t}.npy")
+    n = len(keys)
+    return keys, ply, np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
+
+
+def expansions(run: Any, keys: np.ndarray):
+    """``(start, Expansion)`` of ``keys`` in chunks, in order. With a pool, the next chunks are
+    expanded in threads while one is used (at most ``workers + 1`` chunks held at once)."""
+    from collections import deque
+
+    game, sym = run.game, run.symmetry
+    starts = range(0, len(keys), CHUNK)
+    if run.pool is None or len(keys) <= CHUNK:
+        for s in starts:
+            yield s, _no_dead_end(game.expand(keys[s : s + CHUNK], canonical=sym), keys, s)
+        return
+    window: deque = deque()
+    for s in starts:
+        window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
+        if len(window) > run.workers:
+            first, fut = window.popleft()
+            yield first, _no_dead_end(waiting.result(fut), keys, first)
+    while window:
+        first, fut = window.popleft()
+        yield first, _no_dead_end(waiting.result(fut), keys, first)
+
+
+def _no_dead_end(exp, keys: np.ndarray, start: int):
+    """``exp``, after refusing a non-terminal position without moves (it would be a draw)."""
+    dead = (np.diff(exp.offsets) == 0) & (exp.kind != NodeKind.TERMINAL)
+    if dead.any():
+        from solver.engines.graph import dead_end_message
+        from solver.errors import ProtocolError
+
+        i = int(np.flatnonzero(dead)[0])
+        raise ProtocolError(dead_end_message(int(keys[start + i]), NodeKind(int(exp.kind[i]))))
+    return exp
+
+
+def split_inside(game: Game, t: int, kids: np.ndarray, keys: np.ndarray, index: SortedLookup
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each child's tier, which children stay in tier ``t``, and their rows among the tier's
+    sorted ``keys`` (an error when one is missing: damaged discovery files)."""
+    ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+    inside = ct == t
+    rows = index(kids[inside]) if inside.any() else np.empty(0, np.int64)
+    if len(rows):
+        check_found(keys, rows, kids[inside], t, t)
+    return ct, inside, rows
+
+
+def check_found(keys: np.ndarray, idx: np.ndarray, wanted: np.ndarray, t: int, u: int) -> None:
+    clipped = np.minimum(idx, max(len(keys) - 1, 0))
+    if len(keys) == 0 or not np.array_equal(keys[clipped], wanted):
+        raise TableError(f"tier {u} lacks a position that a move of tier {t} reaches: the discovery "
+                         "files are damaged", fix="solve again with --force")
+
