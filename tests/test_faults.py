@@ -210,7 +210,9 @@ def test_tables_are_world_readable(tmp_path):
 
 # --- 4./5. kills and interrupts at every phase ------------------------------------------------
 
-POINTS = ["solve", "solved", "write:positions.parquet", "write:edges.parquet", "rename"]
+#: the fast suite kills at the first phase and at the last; the slow one at every phase between
+POINTS = ["solve", "rename"] + [pytest.param(p, marks=pytest.mark.slow)
+                                for p in ("solved", "write:positions.parquet", "write:edges.parquet")]
 
 
 @pytest.mark.parametrize("point", POINTS)

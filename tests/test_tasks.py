@@ -281,6 +281,7 @@ def _workers_of(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow  # 11 s: two runs of a sweep in fresh interpreters, each starting its own cluster
 def test_killed_client_resumes_to_the_same_table_and_leaves_no_worker(tmp_path):
     """The whole run is killed (SIGKILL) after its second part file; its worker processes die
     with it; the same command again resumes and ends with the uninterrupted table."""
@@ -305,6 +306,7 @@ def test_killed_client_resumes_to_the_same_table_and_leaves_no_worker(tmp_path):
     _same_setups(table, whole.setups)
 
 
+@pytest.mark.slow  # 12 s: two sweeps in fresh interpreters, each starting its own cluster
 def test_two_runs_at_once_do_not_corrupt_the_table(tmp_path):
     game = make_game("greener", G33_3)
     whole = solve(game, out=tmp_path / "whole")

@@ -305,11 +305,11 @@ REAL_SMALL = [
 ]
 
 
-#: every real game in every mode; Blam! 3x3 with none or only some children kept (25 s of the
-#: fast suite) in the slow suite, the other games cover those ways in the fast one
+#: every real game in every mode; Blam! 3x3 (its cycles and margins) by passes in the fast suite,
+#: in the three other ways (36 s) in the slow one: the other games cover those ways in the fast one
 REAL_CASES = [
     pytest.param(name, params, mode, id=f"{mid}-{name}-" + ",".join(f"{k}={v}" for k, v in params.items()),
-                 marks=[pytest.mark.slow] if name == "blam" and mode in ("expand", "part") else [])
+                 marks=[pytest.mark.slow] if name == "blam" and mode is not True else [])
     for mode, mid in zip(LOW_MEMORY, LOW_MEMORY_IDS) for name, params in REAL_SMALL]
 
 
@@ -363,8 +363,10 @@ def small_reference(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("point", ["tier-discovered#7", "tier-solved#1", "tier-solved#60",
-                                   "write:tier-3.parquet", "rename"])
+#: one kill a phase (discovery, solving, the final rename) in the fast suite; two more in the slow one
+@pytest.mark.parametrize("point", ["tier-discovered#7", "tier-solved#60", "rename",
+                                   pytest.param("tier-solved#1", marks=pytest.mark.slow),
+                                   pytest.param("write:tier-3.parquet", marks=pytest.mark.slow)])
 def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point, small_reference):
     import signal
 
@@ -648,23 +650,23 @@ def test_a_solve_whose_standard_error_is_a_log_writes_progress_lines(tmp_path: P
     from tests.clirun import run
 
     monkeypatch.setattr(tiered, "LOG_EVERY", 0.0)
-    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--out", str(tmp_path))
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--out", str(tmp_path))
     assert code == 0, err
     lines = [ln for ln in err.splitlines() if "tiers:" in ln]
     found = [ln for ln in lines if "] discovering tiers: " in ln]
     solved = [ln for ln in lines if "] solving tiers: " in ln]
     assert found and solved and lines == found + solved, err
     assert all(ln.startswith("[0:00:") for ln in lines), lines
-    n = load(make_game("blam", {"rows": 3, "cols": 3, "per_size": 1}), out=tmp_path).meta["counts"]["positions"]
+    n = load(make_game("override", {"size": 2, "line": 2, "per_size": 2}), out=tmp_path).meta["counts"]["positions"]
     assert f"{n:,} positions found" in found[-1], found[-1]
     assert solved[-1].split("tiers: ")[1].startswith(f"{n:,} of {n:,} positions (100.0%)"), solved[-1]
     assert "\r" not in err  # no bar
     # --quiet: none; and the default interval prints nothing for a solve this short
-    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--force", "--quiet",
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--force", "--quiet",
                          "--out", str(tmp_path))
     assert code == 0 and "tiers:" not in err, err
     monkeypatch.setattr(tiered, "LOG_EVERY", 60.0)
-    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--force", "--out", str(tmp_path))
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--force", "--out", str(tmp_path))
     assert code == 0 and "tiers:" not in err, err
 
 

@@ -49,6 +49,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
     return r
 
 
+@pytest.mark.slow  # 33 s: every block of the tutorial, each command in a fresh interpreter
 def test_tutorial_runs(tmp_path):
     files, blocks = tutorial()
     for name, body in files.items():
