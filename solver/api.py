@@ -478,7 +478,7 @@ def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> 
             return False
         return game.known_large() is not None or (folder is not None and unfinished(folder) is not None)
     if tiered and not supports_tiers(game):
-        why = ("does not name tiers" if not callable(getattr(game, "tier_of", None))
+        why = ("does not name tiers" if not game.has_tiers
                else "has a random setup or secret choices, which the tiered solver does not handle yet "
                     "(a random setup is swept as tasks: --jobs N)")
         raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "

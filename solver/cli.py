@@ -455,9 +455,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                 sets = " ".join(f"--set {k}={v}" for k, v in values.items())
                 print(f"    --preset {pname:<8} = {sets}")
                 if pname in cls.large_presets:
-                    tiers = callable(getattr(cls, "tier_of", None))
-                    how = "; solved tier by tier, out of core" if tiers else ""
-                    if tiers:
+                    how = "; solved tier by tier, out of core" if cls.has_tiers else ""
+                    if cls.has_tiers:
                         how = _tiered_fit(cls, values) or how
                     print(f"      (too large for the whole-graph solver here: {cls.large_presets[pname]}{how})")
         print()

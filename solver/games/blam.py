@@ -155,6 +155,9 @@ class Blam(Game[BlamState]):
     tier_sizes = {"4x4-2": (2_240_771_209, 55_256_950)}
     #: 4x4-2: the no-capture tier's moves reach 96 tiers of 530,853,783 positions (its discovery)
     tier_children = {"4x4-2": 530_853_783}
+    #: no dice, no secret choices (declared: ``pyramids check`` proves it)
+    chance = "never"
+    secret_choices = False
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"

@@ -71,7 +71,7 @@ import numpy as np
 from solver.core import dice
 from solver.core.dice import (BLACK, BLUE, COLOUR_LETTERS, COLOUR_NAMES, GREEN, RED, SIZE_LETTERS,
                               YELLOW)
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
+from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.arrays import ranges as _ranges
 from solver.games._carrots_jit import decision_kernel, playout_kernel
@@ -206,7 +206,9 @@ class Carrots(Game[CarrotsState]):
     tier_sizes: ClassVar[Mapping[str, tuple]] = {"3x3": (3_894_185, 1_653_696),
                                                   "4x4": (51_992_603, 50_693_916, "at least")}
     seat_names: ClassVar[tuple[str, ...]] = ("Carrots", "Broccoli")
-    chance_in_play: ClassVar[bool] = True  # the dice
+    #: the dice are rolled during play (and the wall is a random setup unless given)
+    chance: ClassVar[Chance] = "in-play"
+    secret_choices: ClassVar[bool] = False
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2

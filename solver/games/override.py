@@ -52,7 +52,7 @@ from typing import ClassVar, NamedTuple, Union
 
 import numpy as np
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
+from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
@@ -193,6 +193,9 @@ class Override(Game[OverrideState]):
         "4x4": (68_675_533, 48_609_528),
         "3x3-2": (4_053_004_965, 484_086_788),
     }
+    #: no dice, no secret choices (declared: ``pyramids check`` proves it)
+    chance: ClassVar[Chance] = "never"
+    secret_choices: ClassVar[bool] = False
     #: colour A is player 1 (moves first), colour B player 2, as in render()
     seat_names: ClassVar[tuple[str, ...]] = ("A", "B")
     rules_version: ClassVar[str] = "1"

@@ -21,7 +21,7 @@ Two phases, both resumable (every finished step is a file written atomically):
    and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
    margin, exactly as the whole-graph retrograde. Each tier is written as
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
-   Games with dice during play (``Game.chance_in_play``) solve each tier by value iteration
+   Games with dice during play (``Game.chance == "in-play"``) solve each tier by value iteration
    instead (:mod:`solver.pipeline.tiered_chance`): expected results and win probabilities.
 
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
@@ -89,22 +89,20 @@ Progress = Callable[[str, str, int, "int | None"], None]
 
 
 def supports_tiers(game: Game) -> bool:
-    """The game names tiers (``tier_of``) and either starts at a decision position or has dice
-    during play (``Game.chance_in_play``: solved by tiered value iteration, a random start
-    included). A random setup alone (swept as tasks instead) and secret simultaneous choices are
-    not handled tier by tier; the discovery stops at once on a node it cannot solve."""
-    if not callable(getattr(game, "tier_of", None)):
+    """The game names tiers (:attr:`Game.has_tiers`) and either starts at a decision position or
+    has dice during play (``Game.chance == "in-play"``: solved by tiered value iteration, a random
+    start included). A random setup alone (``chance == "setup"``: swept as tasks instead) and
+    secret simultaneous choices are not handled tier by tier; the discovery stops at once on a
+    node it cannot solve."""
+    if not game.has_tiers:
         return False
     kind = game.node_kind(game.initial_state())
-    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (
-        kind == NodeKind.CHANCE and bool(getattr(game, "chance_in_play", False)))
+    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (kind == NodeKind.CHANCE and stochastic(game))
 
 
 def stochastic(game: Game) -> bool:
-    """Whether ``game``'s tiers are solved by value iteration (dice during play)."""
-    return bool(getattr(game, "chance_in_play", False))
-
-
+    """Whether ``game``'s tiers are solved by value iteration (declared dice during play)."""
+    return game.chance == "in-play"
 
 
 def work_dir(folder: Path) -> Path:
@@ -410,8 +408,9 @@ def _check_kinds(game: Game, kind: np.ndarray) -> None:
     chance_ok = stochastic(game)
     if (((kind == NodeKind.CHANCE) & (not chance_ok)) | (kind == NodeKind.SIMULTANEOUS)).any():
         what = "dice or random setups" if (kind == NodeKind.CHANCE).any() else "secret simultaneous choices"
-        hint = (" (a game with dice during play sets chance_in_play = True: its tiers are solved by value "
-                "iteration)" if what.startswith("dice") else "")
+        hint = (f" (a game with dice during play declares chance = 'in-play', {type(game).__name__} says "
+                f"{game.chance!r}: its tiers are then solved by value iteration)"
+                if what.startswith("dice") else "")
         raise TooBigError(f"{game.variant.label()} has {what}; the tiered solver handles games without "
                           f"them so far: solve it without --tiered{hint}")
 
