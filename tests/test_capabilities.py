@@ -112,12 +112,19 @@ def test_has_tiers_is_read_from_the_hook():
 
 
 def test_no_caller_looks_capabilities_up_with_getattr():
-    names = "tier_of|tier_name|has_tiers|chance_in_play|chance|secret_choices"
+    names = "tier_of|tier_name|has_tiers|chance_in_play|chance|secret_choices|tier_sizes|tier_children|large_presets"
     pattern = re.compile(rf"""getattr\([^()]*["']({names})["']""")
     found = [f"{path.relative_to(ROOT)}:{i}" for package in ("solver", "analysis")
              for path in sorted((ROOT / package).rglob("*.py"))
              for i, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert found == []
+
+
+def test_game_classes_hold_no_measured_sizes():
+    """Measured sizes are data (solver/pipeline/measured.toml), not rules."""
+    for name in REGISTRY:
+        cls = game_class(name)
+        assert not {"tier_sizes", "tier_children", "large_presets"} & set(dir(cls)), name
 
 
 # --- 2. pyramids check names a wrong declaration ------------------------------------------------

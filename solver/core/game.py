@@ -198,17 +198,9 @@ class Game(ABC, Generic[State]):
     #: expand chunks in threads (no copies between processes) instead of forked processes
     expand_releases_gil: ClassVar[bool] = False
     #: the largest preset that solves exactly on this project's 24 GiB machine (named in the
-    #: error a too-large variant gives)
+    #: error a too-large variant gives); the game's own recommendation. Measured sizes of presets
+    #: are not kept on the class: they live in ``solver/pipeline/measured.toml``
     largest_preset: ClassVar[str | None] = None
-    #: presets known to be beyond the in-memory solver: preset name -> measured reason
-    large_presets: ClassVar[Mapping[str, str]] = {}
-    #: measured sizes of presets solved tier by tier: preset name -> (positions, positions of
-    #: the largest tier); the tiered solver's estimate of memory and disk before it starts. A third
-    #: element ``"at least"`` marks lower bounds (a discovery stopped before its end)
-    tier_sizes: ClassVar[Mapping[str, tuple]] = {}
-    #: measured: preset name -> positions of the other tiers that the largest tier's moves reach
-    #: (held while that tier is expanded; the estimate adds them to its memory)
-    tier_children: ClassVar[Mapping[str, int]] = {}
     #: when chance nodes occur (in any variant of the game): ``"never"``; ``"setup"``, only
     #: before the first choice (a random start: the setups are swept, each solved by
     #: retrograde); ``"in-play"``, dice during play (values are expected results; a game that
@@ -294,14 +286,10 @@ class Game(ABC, Generic[State]):
         return None
 
     def known_large(self) -> str | None:
-        """The measured reason when this variant is one of :attr:`large_presets`, else ``None``."""
-        for name, reason in self.large_presets.items():
-            try:
-                same = type(self).from_params(self.presets[name]).variant == self.variant
-            except Exception:  # a preset that no longer builds is simply not this variant
-                same = False
-            if same:
-                return reason
+        """Why this variant is past the in-memory solver by a formula of the game's own (Petal
+        Battle counts its board arrangements), or ``None`` (the default). Must be cheap. The
+        measured sizes of presets are data, not rules: ``solver/pipeline/measured.toml``, read by
+        :func:`solver.pipeline.measured.large_reason`, which asks this hook for the rest."""
         return None
 
     # --- the core protocol ------------------------------------------------------------

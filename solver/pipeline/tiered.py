@@ -64,7 +64,7 @@ from solver.engines import _tier_jit as _jit
 from solver.engines import waiting
 from solver.errors import ClusterError, TableError, TooBigError
 from solver.faults import fault_point
-from solver.pipeline import memory, tierwork, workfiles
+from solver.pipeline import measured, memory, tierwork, workfiles
 from solver.tables import (
     clean_stale,
     positions_frames,
@@ -1101,27 +1101,25 @@ DISK_BYTES_PER_POSITION = DISCOVERY_BYTES_PER_POSITION + TIER_FILE_BYTES_PER_POS
 
 
 def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None = None) -> dict[str, int] | None:
-    """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
-    (``Game.tier_sizes``); ``None`` when the variant's size is not known. ``low_memory``: the
+    """Positions, peak memory and disk of a tiered solve, from the measured tier sizes of the
+    preset the variant is (:mod:`solver.pipeline.measured`); ``None`` when the variant's size is
+    not known (not a preset, or not measured: every plug-in). ``low_memory``: the
     largest tier solved by passes. ``at_least``: the sizes are lower bounds (a discovery that
-    was stopped: ``(positions, largest, "at least")``). ``held``: what an unfinished run that
+    was stopped: ``at_least = true`` in the data file). ``held``: what an unfinished run that
     will be resumed has already written (:func:`tier_progress`); the disk is then only what is
     still to be written: discovery files for the positions not yet discovered, tier files for
     those not yet solved; once every tier is discovered, the memory is that of the largest tier
     not yet solved."""
-    name = game.preset_name()
-    sizes = getattr(game, "tier_sizes", {}) or {}
-    if name is None or name not in sizes:
+    entry = measured.of_game(game)
+    if entry is None or not entry.has_tier_sizes:
         return None
-    positions, largest = sizes[name][:2]
-    at_least = len(sizes[name]) > 2 and sizes[name][2] == "at least"
+    positions, largest, at_least = int(entry.positions), int(entry.largest_tier), entry.at_least
     left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
     if left:
         largest = int(held["largest_left"])  # every tier is found: the largest still to solve
     # the children of the largest tier (still to solve): read from the run's discovery once
-    # every tier is found, else as measured for the preset (``Game.tier_children``)
-    kids = (int(held.get("largest_left_children", 0)) if left
-            else int((getattr(game, "tier_children", {}) or {}).get(name, 0)))
+    # every tier is found, else as measured for the preset (``largest_tier_children``)
+    kids = (int(held.get("largest_left_children", 0)) if left else int(entry.largest_tier_children or 0))
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.pipeline.tiered_chance import BYTES_PER_TIER_POSITION as per
 
