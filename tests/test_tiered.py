@@ -455,7 +455,8 @@ def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypa
 
     game = make_game("override", size=2, line=2, per_size=2)
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
-    monkeypatch.setitem(measured.entries(), ("override", "tiny"), measured.Measured(positions=1_543, largest_tier=60))
+    monkeypatch.setitem(measured.entries(), ("override", "tiny"),
+                        measured.Measured(positions=1_543, largest_tier=60))
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
     assert said and said[0].startswith("estimate for override(size=2") and "1,543 positions" in said[0]
@@ -480,7 +481,8 @@ def test_disk_estimate_of_a_resumed_run_counts_the_files_it_already_holds(tmp_pa
 
     game = make_game("override", size=2, line=2, per_size=2)
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
-    monkeypatch.setitem(measured.entries(), ("override", "tiny"), measured.Measured(positions=1_543, largest_tier=60))
+    monkeypatch.setitem(measured.entries(), ("override", "tiny"),
+                        measured.Measured(positions=1_543, largest_tier=60))
     monkeypatch.setenv("PYRAMIDS_FAULT", "ENOSPC@write:tier-4.parquet")
     with pytest.raises(OSError, match="No space left"):
         solve(game, out=tmp_path / "a", tiered=True, workers=1)
@@ -760,8 +762,8 @@ def test_memory_freed_by_a_tier_goes_back_to_the_system() -> None:
 def test_estimate_before_discovery_counts_the_measured_children_of_the_largest_tier(monkeypatch):
     """Blam 4x4-2's largest tier (no capture, 55M positions) reads 531M positions of other
     tiers while it is expanded: a fresh run's estimate counts them from the preset's measured
-    ``largest_tier_children`` (solver/pipeline/measured.toml; a resumed one from its discovery), so it says about 15 GB, not the 12.7 of
-    the tier alone."""
+    ``largest_tier_children`` (solver/pipeline/measured.toml; a resumed one from its discovery),
+    so it says about 15 GB, not the 12.7 of the tier alone."""
     import dataclasses
 
     from solver.api import make_game
@@ -772,7 +774,8 @@ def test_estimate_before_discovery_counts_the_measured_children_of_the_largest_t
     entry = measured.of("blam", "4x4-2")
     positions, largest, kids = entry.positions, entry.largest_tier, entry.largest_tier_children
     assert est["memory"] == tiered.BASE_BYTES + max(18 * kids + 110 * largest, 240 * largest)
-    monkeypatch.setitem(measured.entries(), ("blam", "4x4-2"), dataclasses.replace(entry, largest_tier_children=None))
+    monkeypatch.setitem(measured.entries(), ("blam", "4x4-2"),
+                        dataclasses.replace(entry, largest_tier_children=None))
     alone = tiered.estimate(game)["memory"]
     assert alone == tiered.BASE_BYTES + 240 * largest < est["memory"]
     # resumed with every tier found: the run's own count of the largest tier still to solve
