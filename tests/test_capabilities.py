@@ -161,8 +161,8 @@ def test_check_names_a_wrong_declaration(game, rule, fix):
 
 
 def test_check_accepts_a_declaration_broader_than_a_variant_shows():
-    """A class declares what any of its variants may do: Petal Battle in the open has no secret
-    choices, Carrots with a given wall no random setup; neither is a problem."""
+    """A class declares what any of its variants may do: Petal Battle with the orders chosen in
+    view has no secret choices, which is no problem."""
     assert check_game(make_game("petal", petals=4, run=2, per_size=1, sequencing="open"), playouts=2).ok
 
 
