@@ -23,6 +23,7 @@ from solver.core.game import Game, NodeKind
 from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.core.variant import make_variant
 from solver.pipeline import whole as pipeline
+from solver.pipeline.measured import large_reason
 from solver.pipeline.whole import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
@@ -476,9 +477,9 @@ def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> 
     if tiered is None:
         if not supports_tiers(game):
             return False
-        return game.known_large() is not None or (folder is not None and unfinished(folder) is not None)
+        return large_reason(game) is not None or (folder is not None and unfinished(folder) is not None)
     if tiered and not supports_tiers(game):
-        why = ("does not name tiers" if not callable(getattr(game, "tier_of", None))
+        why = ("does not name tiers" if not game.has_tiers
                else "has a random setup or secret choices, which the tiered solver does not handle yet "
                     "(a random setup is swept as tasks: --jobs N)")
         raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "
@@ -504,7 +505,7 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
         raise TooBigError(f"{game.variant.label()} is beyond exact solving: {why}, tables take 64"
                           f"{hint}; `pyramids estimate {game.name}{' ' + sets if sets else ''}` "
                           "estimates its balance by self-play")
-    large = game.known_large()
+    large = large_reason(game)
     if large is not None and max_positions is not None and max_positions > 0 and not tiered:
         from solver.pipeline.tiered import supports_tiers
 

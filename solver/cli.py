@@ -433,6 +433,7 @@ def _player(p: int) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from solver.games import GameEntry, game_class, list_games
+    from solver.pipeline import measured
 
     if args.game:
         entries = [GameEntry(args.game, "", game_class(args.game), None)]  # unknown: one-line error
@@ -454,12 +455,12 @@ def cmd_list(args: argparse.Namespace) -> int:
             for pname, values in cls.presets.items():
                 sets = " ".join(f"--set {k}={v}" for k, v in values.items())
                 print(f"    --preset {pname:<8} = {sets}")
-                if pname in cls.large_presets:
-                    tiers = callable(getattr(cls, "tier_of", None))
-                    how = "; solved tier by tier, out of core" if tiers else ""
-                    if tiers:
+                large = measured.too_large(entry.name, pname)
+                if large is not None:
+                    how = "; solved tier by tier, out of core" if cls.has_tiers else ""
+                    if cls.has_tiers:
                         how = _tiered_fit(cls, values) or how
-                    print(f"      (too large for the whole-graph solver here: {cls.large_presets[pname]}{how})")
+                    print(f"      (too large for the whole-graph solver here: {large}{how})")
         print()
     return 0
 

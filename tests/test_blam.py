@@ -728,9 +728,10 @@ def test_two_per_size_on_4x4_is_solved_tier_by_tier_by_default() -> None:
     large preset 4x4-2: tiered by default (the whole-graph solver's one-line refusal of the large
     presets is tests/test_presets.py::test_large_presets_are_refused_at_once)."""
     from solver.api import want_tiered
+    from solver.pipeline.measured import large_reason
 
     g = make_game("blam", rows=4, cols=4, per_size=2)
-    assert g.preset_name() == "4x4-2" and g.known_large()
+    assert g.preset_name() == "4x4-2" and large_reason(g)
     assert want_tiered(g, None)
     assert not want_tiered(make_game("blam", rows=4, cols=4, per_size=1), None)
 

@@ -105,9 +105,9 @@ def test_known_large_preset_is_refused_at_once_by_the_whole_graph_solver(capsys,
     solver, it is refused at once, naming both ways out."""
     t0 = time.perf_counter()
     code, _, err = run(capsys, "solve", "override", "--preset", "4x4", "--no-tiered", "--out", str(tmp_path))
-    from solver.games.override import Override
+    from solver.pipeline import measured
 
-    assert code == 2 and Override.large_presets["4x4"] in one_line(err)
+    assert code == 2 and measured.too_large("override", "4x4") in one_line(err)
     assert "--max-positions 0" in err and "--tiered" in err
     assert time.perf_counter() - t0 < 5
 

@@ -19,6 +19,7 @@ import pytest
 
 from solver.core.variant import Param
 from solver.games import REGISTRY, game_class, make_game
+from solver.pipeline.measured import large_reason
 from solver.cli import main
 
 #: per case: the seconds and the growth of the resident memory (bytes) a refusal may take
@@ -158,7 +159,7 @@ EXTREMES = [
 def test_the_largest_variants_build_at_once(game, params):
     with bounded() as m:
         g = make_game(game, params)
-        refused = g.too_big() or g.known_large()
+        refused = g.too_big() or large_reason(g)
         bound = g.position_bound()
         g.initial_state()
     assert refused, g  # none of them can be solved here

@@ -12,6 +12,7 @@ import pytest
 
 from tests.clirun import run
 from solver.games import REGISTRY, game_class
+from solver.pipeline import measured
 
 #: presets that solve in a few seconds; the others are slow
 QUICK = {("greener", "3x3"), ("greener", "3x3-3"), ("blam", "3x3")}
@@ -21,7 +22,7 @@ def _cases():
     for game in sorted(REGISTRY):
         cls = game_class(game)
         for preset in cls.presets:
-            if preset in cls.large_presets:
+            if measured.too_large(game, preset) is not None:
                 continue
             marks = () if (game, preset) in QUICK else (pytest.mark.slow,)
             yield pytest.param(game, preset, id=f"{game}-{preset}", marks=marks)
@@ -29,8 +30,7 @@ def _cases():
 
 def _large():
     for game in sorted(REGISTRY):
-        cls = game_class(game)
-        for preset in cls.large_presets:
+        for preset in measured.large_presets(game):
             yield pytest.param(game, preset, id=f"{game}-{preset}")
 
 

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solver.core.game import Game, NodeKind
 from solver.core.variant import Param
-from solver.pipeline import memory, tiered, tierwork
+from solver.pipeline import measured, memory, tiered, tierwork
 from solver.errors import TableError
 
 
@@ -455,7 +455,8 @@ def test_estimate_is_said_first_and_refuses_what_does_not_fit(tmp_path, monkeypa
 
     game = make_game("override", size=2, line=2, per_size=2)
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
-    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (1_543, 60)})
+    monkeypatch.setitem(measured.entries(), ("override", "tiny"),
+                        measured.Measured(positions=1_543, largest_tier=60))
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
     assert said and said[0].startswith("estimate for override(size=2") and "1,543 positions" in said[0]
@@ -480,7 +481,8 @@ def test_disk_estimate_of_a_resumed_run_counts_the_files_it_already_holds(tmp_pa
 
     game = make_game("override", size=2, line=2, per_size=2)
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
-    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (1_543, 60)})
+    monkeypatch.setitem(measured.entries(), ("override", "tiny"),
+                        measured.Measured(positions=1_543, largest_tier=60))
     monkeypatch.setenv("PYRAMIDS_FAULT", "ENOSPC@write:tier-4.parquet")
     with pytest.raises(OSError, match="No space left"):
         solve(game, out=tmp_path / "a", tiered=True, workers=1)
@@ -521,7 +523,8 @@ def test_estimate_plans_the_low_memory_mode_when_lists_do_not_fit(tmp_path, monk
     game = make_game("override", size=2, line=2, per_size=2)
     monkeypatch.setattr(Override, "presets", {**Override.presets, "tiny": {"size": 2, "line": 2, "per_size": 2}})
     # a (pretended) largest tier of 10M positions: 1.9 GB with lists, 0.7 GB by passes
-    monkeypatch.setattr(Override, "tier_sizes", {"tiny": (20_000_000, 10_000_000)})
+    monkeypatch.setitem(measured.entries(), ("override", "tiny"),
+                        measured.Measured(positions=20_000_000, largest_tier=10_000_000))
     monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
@@ -759,18 +762,20 @@ def test_memory_freed_by_a_tier_goes_back_to_the_system() -> None:
 def test_estimate_before_discovery_counts_the_measured_children_of_the_largest_tier(monkeypatch):
     """Blam 4x4-2's largest tier (no capture, 55M positions) reads 531M positions of other
     tiers while it is expanded: a fresh run's estimate counts them from the preset's measured
-    ``tier_children`` (a resumed one from its discovery), so it says about 15 GB, not the 12.7 of
-    the tier alone."""
+    ``largest_tier_children`` (solver/pipeline/measured.toml; a resumed one from its discovery),
+    so it says about 15 GB, not the 12.7 of the tier alone."""
+    import dataclasses
+
     from solver.api import make_game
-    from solver.games.blam import Blam
 
     game = make_game("blam", rows=4, cols=4, per_size=2)
     assert game.preset_name() == "4x4-2"
     est = tiered.estimate(game)
-    positions, largest = Blam.tier_sizes["4x4-2"]
-    kids = Blam.tier_children["4x4-2"]
+    entry = measured.of("blam", "4x4-2")
+    positions, largest, kids = entry.positions, entry.largest_tier, entry.largest_tier_children
     assert est["memory"] == tiered.BASE_BYTES + max(18 * kids + 110 * largest, 240 * largest)
-    monkeypatch.setattr(Blam, "tier_children", {})
+    monkeypatch.setitem(measured.entries(), ("blam", "4x4-2"),
+                        dataclasses.replace(entry, largest_tier_children=None))
     alone = tiered.estimate(game)["memory"]
     assert alone == tiered.BASE_BYTES + 240 * largest < est["memory"]
     # resumed with every tier found: the run's own count of the largest tier still to solve

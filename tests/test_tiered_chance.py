@@ -36,7 +36,7 @@ class ChanceGraphGame(GraphGame):
 
     name = "chancegraph"
     scored = False
-    chance_in_play = True
+    chance = "in-play"
 
     def __init__(self, variant):
         Game.__init__(self, variant)
@@ -158,8 +158,7 @@ class TieredDiceRace(DiceRace):
     """DiceRace with tiers (squares covered by both racers; staying put keeps the tier: loops)
     and a die that shows 2 twice as often as 1."""
 
-    name = "tiereddicerace"
-    chance_in_play = True
+    name = "tiereddicerace"  # dice during play: chance = "in-play", as DiceRace declares
 
     def chance_outcomes(self, s):  # a loaded die: probabilities a table must carry, not uniform
         return [(1, Fraction(1, 3)), (2, Fraction(2, 3))]

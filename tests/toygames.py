@@ -112,6 +112,7 @@ class DiceRace(Game):
 
     name = "dicerace"
     params = (Param("target", "int", 2, "squares to the finish", min=1),)
+    chance = "in-play"  # a roll before every move
 
     def initial_state(self) -> tuple[int, int, int, int]:
         return (0, 0, 0, 0)
@@ -174,6 +175,8 @@ class Stochastic(Game):
 
     name = "stochastic"
     params = ()
+    chance = "in-play"  # a spec may put chance and simultaneous nodes anywhere
+    secret_choices = True
 
     def __init__(self, spec: dict[int, tuple[str, int, Any]], start: int = 0) -> None:
         from solver.core.variant import make_variant

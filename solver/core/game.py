@@ -11,6 +11,14 @@ Node kinds
       ``apply_joint`` resolves them.
     * ``TERMINAL``: the game is over; ``outcome`` tells who won.
 
+Declared capabilities (class attributes, so the solver routes a game without looking at its
+positions, and ``pyramids check`` proves the declaration against them)
+    * ``chance``: ``"never"``, ``"setup"`` (chance nodes only before the first choice: a random
+      start) or ``"in-play"`` (dice during play).
+    * ``secret_choices``: whether simultaneous nodes occur (in some variant).
+    * ``has_tiers``: whether the game overrides the optional :meth:`Game.tier_of` hook
+      (derived, never set).
+
 Even at terminal and chance nodes ``to_move`` names a player (the one whose turn it would be, or
 whose perspective the stored value takes), so that every row of a table has a ``player``.
 """
@@ -22,7 +30,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import IntEnum
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Hashable, Mapping, Sequence, TypeVar
+from typing import (TYPE_CHECKING, Any, Callable, ClassVar, Generic, Hashable, Literal, Mapping, Sequence, TypeVar,
+                    get_args)
 
 import numpy as np
 
@@ -34,6 +43,9 @@ if TYPE_CHECKING:
 
 State = TypeVar("State", bound=Hashable)
 Action = Hashable
+#: when chance nodes occur: never, only before the first choice (a random setup), or in play
+Chance = Literal["never", "setup", "in-play"]
+CHANCE_LEVELS: tuple[str, ...] = get_args(Chance)
 
 
 class NodeKind(IntEnum):
@@ -136,11 +148,31 @@ class Playout:
         return cls(state, choices, taken[:choices], counts[:choices], outcomes)
 
 
+class _ClassProperty:
+    """A read-only property computed from the class, readable on the class and on its games."""
+
+    def __init__(self, fget: Callable[[type], Any]) -> None:
+        self.fget = fget
+        self.__doc__ = fget.__doc__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self.fget(type(obj) if owner is None else owner)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        raise AttributeError(f"{self.fget.__name__} is derived from the class's declarations; it cannot be set")
+
+
 class Game(ABC, Generic[State]):
     """Base class of every game. Subclasses set the class attributes and the abstract methods.
 
     Construct a game with :meth:`from_params` (validates text or Python values) or directly from
     a :class:`Variant`. The variant is available as ``self.variant``.
+
+    Capabilities are declared, never guessed from positions: :attr:`chance` (``"never"``,
+    ``"setup"`` or ``"in-play"``) and :attr:`secret_choices` are class attributes, checked
+    against the positions by ``pyramids check``; :attr:`has_tiers` is read from whether the
+    class overrides the optional hook :meth:`tier_of` (with :meth:`tier_name`). Callers ask
+    these, not ``getattr``.
     """
 
     #: registry name, e.g. ``"override"`` (default: the class name in lower case)
@@ -166,26 +198,37 @@ class Game(ABC, Generic[State]):
     #: expand chunks in threads (no copies between processes) instead of forked processes
     expand_releases_gil: ClassVar[bool] = False
     #: the largest preset that solves exactly on this project's 24 GiB machine (named in the
-    #: error a too-large variant gives)
+    #: error a too-large variant gives); the game's own recommendation. Measured sizes of presets
+    #: are not kept on the class: they live in ``solver/pipeline/measured.toml``
     largest_preset: ClassVar[str | None] = None
-    #: presets known to be beyond the in-memory solver: preset name -> measured reason
-    large_presets: ClassVar[Mapping[str, str]] = {}
-    #: measured sizes of presets solved tier by tier: preset name -> (positions, positions of
-    #: the largest tier); the tiered solver's estimate of memory and disk before it starts. A third
-    #: element ``"at least"`` marks lower bounds (a discovery stopped before its end)
-    tier_sizes: ClassVar[Mapping[str, tuple]] = {}
-    #: measured: preset name -> positions of the other tiers that the largest tier's moves reach
-    #: (held while that tier is expanded; the estimate adds them to its memory)
-    tier_children: ClassVar[Mapping[str, int]] = {}
-    #: True when chance nodes (dice) occur during play, not only as a random setup at the start:
-    #: such a game with ``tier_of`` is solved tier by tier by value iteration
-    #: (:mod:`solver.pipeline.tiered_chance`). A random setup alone is swept as tasks instead.
-    chance_in_play: ClassVar[bool] = False
+    #: when chance nodes occur (in any variant of the game): ``"never"``; ``"setup"``, only
+    #: before the first choice (a random start: the setups are swept, each solved by
+    #: retrograde); ``"in-play"``, dice during play (values are expected results; a game that
+    #: also names tiers is solved tier by tier by value iteration,
+    #: :mod:`solver.pipeline.tiered_chance`). ``pyramids check`` refuses a chance node the
+    #: declaration does not allow
+    chance: ClassVar[Chance] = "never"
+    #: True when simultaneous nodes (secret choices, solved as matrix games) occur in some
+    #: variant; ``pyramids check`` refuses a simultaneous node of a game that says False
+    secret_choices: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if not isinstance(getattr(cls, "name", None), str):
             cls.name = cls.__name__.lower()
+        _declare_chance(cls)
+
+    @_ClassProperty
+    def has_tiers(cls) -> bool:
+        """Whether the game names tiers: its class overrides :meth:`tier_of` (read on the class
+        or on a game; derived, so it cannot disagree with the hook)."""
+        return cls.tier_of is not Game.tier_of
+
+    @_ClassProperty
+    def chance_in_play(cls) -> bool:
+        """``chance == "in-play"`` (read-only; the flag older games set, still accepted in a
+        class body: ``chance_in_play = True`` declares ``chance = "in-play"``)."""
+        return cls.chance == "in-play"
 
     def __init__(self, variant: Variant | None = None) -> None:
         if variant is None:  # a game without parameters (or with every default) needs no boilerplate
@@ -243,14 +286,10 @@ class Game(ABC, Generic[State]):
         return None
 
     def known_large(self) -> str | None:
-        """The measured reason when this variant is one of :attr:`large_presets`, else ``None``."""
-        for name, reason in self.large_presets.items():
-            try:
-                same = type(self).from_params(self.presets[name]).variant == self.variant
-            except Exception:  # a preset that no longer builds is simply not this variant
-                same = False
-            if same:
-                return reason
+        """Why this variant is past the in-memory solver by a formula of the game's own (Petal
+        Battle counts its board arrangements), or ``None`` (the default). Must be cheap. The
+        measured sizes of presets are data, not rules: ``solver/pipeline/measured.toml``, read by
+        :func:`solver.pipeline.measured.large_reason`, which asks this hook for the rest."""
         return None
 
     # --- the core protocol ------------------------------------------------------------
@@ -310,6 +349,20 @@ class Game(ABC, Generic[State]):
         """The representative of ``state``'s symmetry class: the image with the smallest key."""
         images = self.symmetries(state)
         return min(images, key=self.encode)
+
+    # --- tiers (optional) ---------------------------------------------------------------
+    def tier_of(self, keys: np.ndarray) -> np.ndarray:
+        """Optional: the tier of every position in ``keys`` (uint64), as an integer array of the
+        same length. A tier is a quantity that never decreases along a move (pieces placed,
+        captures made), so large variants are solved tier by tier, highest first
+        (:mod:`solver.pipeline.tiered`). It must be the same for a position and its symmetry
+        images. A game that overrides it has :attr:`has_tiers`; this default names none."""
+        raise NotImplementedError(f"game {self.name!r} names no tiers (has_tiers is False)")
+
+    def tier_name(self, tier: int) -> str:
+        """Optional: a readable name of ``tier`` for progress lines and the table's metadata
+        (e.g. ``"placed A:S B:L"``); by default ``"tier <n>"``."""
+        return f"tier {int(tier)}"
 
     # --- people -----------------------------------------------------------------------
     def render(self, state: State) -> str:
@@ -475,6 +528,26 @@ class Game(ABC, Generic[State]):
 
     def __repr__(self) -> str:
         return self.variant.label()
+
+
+def _declare_chance(cls: type) -> None:
+    """Map a class body's ``chance_in_play = True/False`` (the older flag) onto ``chance`` and
+    check ``chance`` and ``secret_choices``; a wrong declaration is named in one line."""
+    own = cls.__dict__
+    if "chance_in_play" in own and not isinstance(own["chance_in_play"], _ClassProperty):
+        flag = own["chance_in_play"]
+        delattr(cls, "chance_in_play")  # the derived, read-only property answers from now on
+        wanted = "in-play" if flag else ("setup" if cls.chance == "in-play" else cls.chance)
+        if "chance" in own and own["chance"] != wanted:
+            raise ProtocolError(f"game class {_where(cls)} sets chance = {own['chance']!r} and "
+                                f"chance_in_play = {flag!r}, which disagree; set chance alone")
+        cls.chance = wanted
+    if cls.chance not in CHANCE_LEVELS:
+        raise ProtocolError(f"game class {_where(cls)} sets chance = {cls.chance!r}; it must be one of "
+                            f"{', '.join(repr(c) for c in CHANCE_LEVELS)}")
+    if not isinstance(cls.secret_choices, bool):
+        raise ProtocolError(f"game class {_where(cls)} sets secret_choices = {cls.secret_choices!r}; it "
+                            "must be True or False")
 
 
 def _where(cls: type) -> str:

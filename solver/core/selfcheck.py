@@ -19,6 +19,10 @@ visited position:
   moves and outcome (a symmetry that swaps the colours changes the player to move and would
   corrupt every value);
 * the tier hook, when a game has one, never decreases along a move;
+* the declared capabilities hold: no chance node in a game that declares ``chance = "never"``,
+  no move into a chance node (dice during play) in one that declares ``"setup"``, no
+  simultaneous node in one that declares ``secret_choices = False`` (the solver routes games by
+  these declarations, so a wrong one would pick the wrong solver);
 * a batch :meth:`Game.expand` of the game's own gives exactly the arrays of the per-state rules
   (:func:`compare_expand`, also the helper to prove a hand-written ``expand``).
 
@@ -129,6 +133,7 @@ def check_game(game: Game, *, playouts: int = 20, max_plies: int = 200, position
         children = _safe(fail, "exception", lambda: _check_state(game, state, key, bad), None, state, key)
         if children is not None:  # the node was readable: tiers and symmetry, each on its own
             _safe(fail, "exception", lambda: _check_tiers(game, key, children, bad), None, state, key)
+            _safe(fail, "exception", lambda: _check_declared(game, state, children, bad), None, state, key)
             _safe(fail, "exception", lambda: _check_symmetry(game, state, key, bad), None, state, key)
         if progress is not None and len(seen) % 1000 == 0:
             progress(len(seen))
@@ -355,14 +360,30 @@ def _check_state(game: Game, state: Any, key: int, bad) -> list[tuple[Any, int]]
 
 
 def _check_tiers(game: Game, key: int, children: list[tuple[Any, int]], bad) -> None:
-    tier_of = getattr(game, "tier_of", None)
-    if not callable(tier_of) or not children:
+    if not game.has_tiers or not children:
         return
     keys = np.array([key] + [k for _, k in children], dtype=np.uint64)  # tiers: symmetry-invariant
-    tiers = np.asarray(tier_of(keys))
+    tiers = np.asarray(game.tier_of(keys))
     if (tiers[1:] < tiers[0]).any():
         bad("tier", "a move leads to a lower tier: tier_of must never decrease along a move (the "
                     "tiered solver solves higher tiers first)")
+
+
+def _check_declared(game: Game, state: Any, children: list[tuple[Any, int]], bad) -> None:
+    """The node kinds the class declares (``chance``, ``secret_choices``) against this position
+    and its children; each broken declaration names the class attribute to set."""
+    kind = game.node_kind(state)
+    cls = type(game).__qualname__
+    if kind == NodeKind.SIMULTANEOUS and not game.secret_choices:
+        bad("declared-secret", f"a simultaneous node (secret choices), but {cls} declares secret_choices = "
+                               f"False: set secret_choices = True on {cls}")
+    if kind == NodeKind.CHANCE and game.chance == "never":
+        bad("declared-chance", f"a chance node, but {cls} declares chance = 'never': set chance = 'setup' on "
+                               f"{cls} (a random start only) or chance = 'in-play' (dice during play)")
+    if (kind in (NodeKind.DECISION, NodeKind.SIMULTANEOUS) and game.chance == "setup"
+            and any(game.node_kind(child) == NodeKind.CHANCE for child, _ in children)):
+        bad("declared-chance", f"a move leads to a chance node (dice during play), but {cls} declares "
+                               f"chance = 'setup' (a random start only): set chance = 'in-play' on {cls}")
 
 
 def _check_symmetry(game: Game, state: Any, key: int, bad) -> None:

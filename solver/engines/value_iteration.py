@@ -110,14 +110,6 @@ def edge_values(graph: Graph, solution: StochasticSolution, row: int) -> list[tu
     return out
 
 
-def tiers_from_game(game: Any, graph: Graph) -> np.ndarray | None:
-    """The game's tier of every position (``game.tier_of(keys)``), or ``None`` if it has none."""
-    tier_of = getattr(game, "tier_of", None)
-    if tier_of is None:
-        return None
-    return np.asarray(tier_of(graph.keys), dtype=np.int64)
-
-
 def value_iteration(
     graph: Graph,
     *,
@@ -138,8 +130,8 @@ def value_iteration(
         Every position and move (from :func:`~solver.engines.enumerate.enumerate_positions`).
     tiers : numpy.ndarray, optional
         ``int[n]`` tier of every position; every edge must stay in its tier or go to a higher
-        one (checked). Solved from the highest tier down. ``None``: one tier.
-        See :func:`tiers_from_game`.
+        one (checked). Solved from the highest tier down. ``None``: one tier. (A caller that
+        has the game passes ``game.tier_of(graph.keys)`` when ``game.has_tiers``.)
     tol : float
         Stop iterating a cyclic component when the largest change of a sweep is below this.
         Must be finite and above 0.

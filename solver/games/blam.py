@@ -143,18 +143,9 @@ class Blam(Game[BlamState]):
         "4x4-2": {"rows": 4, "cols": 4, "per_size": 2},
     }
     largest_preset = "4x4"
-    large_presets = {
-        "4x4-2": ("2,240,771,209 positions in 2,792 tiers (measured by the tiered solver; the largest, "
-                  "without a capture, holds 55,256,950), past what the in-memory solver holds in 24 GiB"),
-    }
-    #: measured by the tiered solver: (positions, positions of the largest tier[, "at least"]);
-    #: 4x4-2: every tier discovered (2026-12-02): no capture 55,256,950 (and 4,239,468 with player
-    #: 1's, or player 2's, stash emptied); one capture: 24 tiers, 336,033,603; two: 84 tiers,
-    #: 680,896,926; three: 200 tiers, 671,208,108; four: 360 tiers, 352,617,087; five or more:
-    #: 2,121 tiers, 136,279,599
-    tier_sizes = {"4x4-2": (2_240_771_209, 55_256_950)}
-    #: 4x4-2: the no-capture tier's moves reach 96 tiers of 530,853,783 positions (its discovery)
-    tier_children = {"4x4-2": 530_853_783}
+    #: no dice, no secret choices (declared: ``pyramids check`` proves it)
+    chance = "never"
+    secret_choices = False
     #: seats in order; a game of 2 or 3 players uses the first 2 or 3
     seat_names = ("Player 1", "Player 2", "Player 3", "Player 4")
     rules_version = "1"

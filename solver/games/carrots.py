@@ -71,7 +71,7 @@ import numpy as np
 from solver.core import dice
 from solver.core.dice import (BLACK, BLUE, COLOUR_LETTERS, COLOUR_NAMES, GREEN, RED, SIZE_LETTERS,
                               YELLOW)
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
+from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.arrays import ranges as _ranges
 from solver.games._carrots_jit import decision_kernel, playout_kernel
@@ -196,17 +196,10 @@ class Carrots(Game[CarrotsState]):
         "4x4": {"size": 4, "colours": 1, "per_colour": 1, "group": 3},
     }
     largest_preset: ClassVar[str] = "3x3"
-    large_presets: ClassVar[Mapping[str, str]] = {
-        "4x4": "up to 3e9 positions after symmetry (more than 301,000,000 found by ply 11, measured), "
-               "past what the in-memory solver holds in 24 GiB",
-    }
-    #: measured by the tiered solver (3x3: every tier; 4x4: tiers 0-2, 12,351 + 1,286,336 +
-    #: 50,693,916 positions, tier 3 had not finished after 29 minutes at 8.3 GB: lower bounds,
-    #: enough to refuse at once)
-    tier_sizes: ClassVar[Mapping[str, tuple]] = {"3x3": (3_894_185, 1_653_696),
-                                                  "4x4": (51_992_603, 50_693_916, "at least")}
     seat_names: ClassVar[tuple[str, ...]] = ("Carrots", "Broccoli")
-    chance_in_play: ClassVar[bool] = True  # the dice
+    #: the dice are rolled during play (and the wall is a random setup unless given)
+    chance: ClassVar[Chance] = "in-play"
+    secret_choices: ClassVar[bool] = False
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = False
     num_players: int = 2

@@ -43,7 +43,7 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 import numpy as np
 from numba import njit
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout, Result
+from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout, Result
 from solver.core.picture import Piece, Picture
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
@@ -354,6 +354,10 @@ class Greener(Game[GreenerState]):
         "3x4": {"rows": 3, "cols": 4, "black": 3, "white": 3, "setup": "all"},
     }
     largest_preset: ClassVar[str] = "3x4"
+    #: the start is a random layout (setup=random/all) unless given: chance before the first
+    #: move only; no secret choices
+    chance: ClassVar[Chance] = "setup"
+    secret_choices: ClassVar[bool] = False
     seat_names: ClassVar[tuple[str, ...]] = ("Black", "White")
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = True

@@ -52,7 +52,7 @@ from typing import ClassVar, NamedTuple, Union
 
 import numpy as np
 
-from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout
+from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
@@ -181,18 +181,9 @@ class Override(Game[OverrideState]):
         "4x4": {"size": 4, "line": 4, "per_size": 1},
     }
     largest_preset: ClassVar[str] = "3x3"
-    large_presets: ClassVar[dict[str, str]] = {
-        "3x3-2": ("4,053,004,965 positions in 729 tiers (every tier discovered by the tiered solver; the "
-                  "largest, every pyramid placed, holds 484,086,788), past what the in-memory solver holds "
-                  "in 24 GiB"),
-        "4x4": "68,675,533 positions (measured by the tiered solver), past what the in-memory solver holds in 24 GiB",
-    }
-    #: measured by the tiered solver: (positions, positions of the largest tier)
-    tier_sizes: ClassVar[dict[str, tuple[int, int]]] = {
-        "3x3": (1_683_045, 854_772),
-        "4x4": (68_675_533, 48_609_528),
-        "3x3-2": (4_053_004_965, 484_086_788),
-    }
+    #: no dice, no secret choices (declared: ``pyramids check`` proves it)
+    chance: ClassVar[Chance] = "never"
+    secret_choices: ClassVar[bool] = False
     #: colour A is player 1 (moves first), colour B player 2, as in render()
     seat_names: ClassVar[tuple[str, ...]] = ("A", "B")
     rules_version: ClassVar[str] = "1"

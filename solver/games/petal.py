@@ -153,6 +153,10 @@ class Petal(Game[PetalState]):
     seat_names = ("Player 1", "Player 2")
     rules_version = "1"
     largest_preset = "6"
+    #: the orders of a round are chosen in secret (sequencing=secret, the rules): simultaneous
+    #: nodes; no dice
+    chance = "never"
+    secret_choices = True
 
     def known_large(self) -> str | None:
         """Variants estimated beyond the in-memory solver: the board arrangements (counted

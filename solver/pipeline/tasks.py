@@ -309,7 +309,10 @@ class Setups:
 
 
 def sweepable(game: Game) -> str | None:
-    """Why ``game`` cannot be solved as a sweep of setups (``None``: it can)."""
+    """Why ``game`` cannot be solved as a sweep of setups (``None``: it can): its start must be a
+    random setup and, by the game's declaration, its only chance (``Game.chance``)."""
+    if game.chance == "in-play":
+        return "it has dice during play, not only a random setup (its class declares chance = 'in-play')"
     try:
         start = game.initial_state()
         kind = game.node_kind(start)

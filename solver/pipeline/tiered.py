@@ -21,7 +21,7 @@ Two phases, both resumable (every finished step is a file written atomically):
    and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
    margin, exactly as the whole-graph retrograde. Each tier is written as
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
-   Games with dice during play (``Game.chance_in_play``) solve each tier by value iteration
+   Games with dice during play (``Game.chance == "in-play"``) solve each tier by value iteration
    instead (:mod:`solver.pipeline.tiered_chance`): expected results and win probabilities.
 
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
@@ -64,7 +64,7 @@ from solver.engines import _tier_jit as _jit
 from solver.engines import waiting
 from solver.errors import ClusterError, TableError, TooBigError
 from solver.faults import fault_point
-from solver.pipeline import memory, tierwork, workfiles
+from solver.pipeline import measured, memory, tierwork, workfiles
 from solver.tables import (
     clean_stale,
     positions_frames,
@@ -89,22 +89,20 @@ Progress = Callable[[str, str, int, "int | None"], None]
 
 
 def supports_tiers(game: Game) -> bool:
-    """The game names tiers (``tier_of``) and either starts at a decision position or has dice
-    during play (``Game.chance_in_play``: solved by tiered value iteration, a random start
-    included). A random setup alone (swept as tasks instead) and secret simultaneous choices are
-    not handled tier by tier; the discovery stops at once on a node it cannot solve."""
-    if not callable(getattr(game, "tier_of", None)):
+    """The game names tiers (:attr:`Game.has_tiers`) and either starts at a decision position or
+    has dice during play (``Game.chance == "in-play"``: solved by tiered value iteration, a random
+    start included). A random setup alone (``chance == "setup"``: swept as tasks instead) and
+    secret simultaneous choices are not handled tier by tier; the discovery stops at once on a
+    node it cannot solve."""
+    if not game.has_tiers:
         return False
     kind = game.node_kind(game.initial_state())
-    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (
-        kind == NodeKind.CHANCE and bool(getattr(game, "chance_in_play", False)))
+    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (kind == NodeKind.CHANCE and stochastic(game))
 
 
 def stochastic(game: Game) -> bool:
-    """Whether ``game``'s tiers are solved by value iteration (dice during play)."""
-    return bool(getattr(game, "chance_in_play", False))
-
-
+    """Whether ``game``'s tiers are solved by value iteration (declared dice during play)."""
+    return game.chance == "in-play"
 
 
 def work_dir(folder: Path) -> Path:
@@ -410,8 +408,9 @@ def _check_kinds(game: Game, kind: np.ndarray) -> None:
     chance_ok = stochastic(game)
     if (((kind == NodeKind.CHANCE) & (not chance_ok)) | (kind == NodeKind.SIMULTANEOUS)).any():
         what = "dice or random setups" if (kind == NodeKind.CHANCE).any() else "secret simultaneous choices"
-        hint = (" (a game with dice during play sets chance_in_play = True: its tiers are solved by value "
-                "iteration)" if what.startswith("dice") else "")
+        hint = (f" (a game with dice during play declares chance = 'in-play', {type(game).__name__} says "
+                f"{game.chance!r}: its tiers are then solved by value iteration)"
+                if what.startswith("dice") else "")
         raise TooBigError(f"{game.variant.label()} has {what}; the tiered solver handles games without "
                           f"them so far: solve it without --tiered{hint}")
 
@@ -1102,27 +1101,25 @@ DISK_BYTES_PER_POSITION = DISCOVERY_BYTES_PER_POSITION + TIER_FILE_BYTES_PER_POS
 
 
 def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None = None) -> dict[str, int] | None:
-    """Positions, peak memory and disk of a tiered solve, from the game's measured tier sizes
-    (``Game.tier_sizes``); ``None`` when the variant's size is not known. ``low_memory``: the
+    """Positions, peak memory and disk of a tiered solve, from the measured tier sizes of the
+    preset the variant is (:mod:`solver.pipeline.measured`); ``None`` when the variant's size is
+    not known (not a preset, or not measured: every plug-in). ``low_memory``: the
     largest tier solved by passes. ``at_least``: the sizes are lower bounds (a discovery that
-    was stopped: ``(positions, largest, "at least")``). ``held``: what an unfinished run that
+    was stopped: ``at_least = true`` in the data file). ``held``: what an unfinished run that
     will be resumed has already written (:func:`tier_progress`); the disk is then only what is
     still to be written: discovery files for the positions not yet discovered, tier files for
     those not yet solved; once every tier is discovered, the memory is that of the largest tier
     not yet solved."""
-    name = game.preset_name()
-    sizes = getattr(game, "tier_sizes", {}) or {}
-    if name is None or name not in sizes:
+    entry = measured.of_game(game)
+    if entry is None or not entry.has_tier_sizes:
         return None
-    positions, largest = sizes[name][:2]
-    at_least = len(sizes[name]) > 2 and sizes[name][2] == "at least"
+    positions, largest, at_least = int(entry.positions), int(entry.largest_tier), entry.at_least
     left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
     if left:
         largest = int(held["largest_left"])  # every tier is found: the largest still to solve
     # the children of the largest tier (still to solve): read from the run's discovery once
-    # every tier is found, else as measured for the preset (``Game.tier_children``)
-    kids = (int(held.get("largest_left_children", 0)) if left
-            else int((getattr(game, "tier_children", {}) or {}).get(name, 0)))
+    # every tier is found, else as measured for the preset (``largest_tier_children``)
+    kids = (int(held.get("largest_left_children", 0)) if left else int(entry.largest_tier_children or 0))
     if stochastic(game):  # value iteration holds the tier's graph: no passes mode
         from solver.pipeline.tiered_chance import BYTES_PER_TIER_POSITION as per
 

@@ -18,8 +18,8 @@ CHUNK = 1 << 15
 
 
 def tier_name(game: Game, tier: int) -> str:
-    name = getattr(game, "tier_name", None)
-    return name(int(tier)) if callable(name) else f"tier {int(tier)}"
+    """The game's readable name of ``tier`` (:meth:`Game.tier_name`; ``"tier <n>"`` by default)."""
+    return game.tier_name(int(tier))
 
 
 def tier_file(tier: int) -> str:

@@ -146,8 +146,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         return _solve_setups(game, graph)
     from solver.engines.value_iteration import value_iteration
 
-    tier_of = getattr(game, "tier_of", None)
-    tiers = tier_of(graph.keys) if tier_of is not None else None
+    tiers = game.tier_of(graph.keys) if game.has_tiers else None
     if max_sweeps is None:
         max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
     step.update(note=f"value iteration of {graph.n:,} positions")

@@ -1,0 +1,131 @@
+"""Measured sizes of presets live in one data file (solver/pipeline/measured.toml), read by the
+memory plan, the whole-graph solver's refusal and `pyramids list` (issue 31).
+
+1. Every entry names a game and a preset that exist, with sizes that make sense.
+2. The numbers are the ones the estimate uses: Carrots 4x4 is refused by its measured largest tier.
+3. A game without entries (a plug-in) has no estimate, as before.
+4. The file ships with the package, and ``python -m solver.pipeline.remeasure`` writes an entry
+   from a tiered table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from solver.games import REGISTRY, game_class, make_game
+from solver.pipeline import measured, memory, remeasure, tiered
+from tests.toygames import Subtraction
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRIES = sorted(measured.entries())
+
+
+@pytest.mark.parametrize("game,preset", ENTRIES, ids=[f"{g}-{p}" for g, p in ENTRIES])
+def test_every_entry_names_an_existing_game_and_preset(game, preset):
+    assert game in REGISTRY
+    cls = game_class(game)
+    assert preset in cls.presets
+    entry = measured.of(game, preset)
+    assert entry.measured, "say what was measured, how and when"
+    assert entry.positions is None or entry.positions > 0
+    if entry.has_tier_sizes:
+        assert 0 < entry.largest_tier <= entry.positions
+    if entry.too_large is not None:
+        assert preset != cls.largest_preset  # the recommended preset solves whole
+    # the entry is found from a game of that variant
+    assert measured.of_game(cls.from_params(cls.presets[preset])) == entry
+
+
+def test_the_file_says_where_and_how_it_was_measured():
+    about = measured.about()
+    assert "24 GiB" in about["machine"] and "python -m solver.pipeline.remeasure" in about["remeasure"]
+
+
+@pytest.mark.parametrize("game,preset", [e for e in ENTRIES if measured.of(*e).has_tier_sizes],
+                         ids=[f"{g}-{p}" for g, p in ENTRIES if measured.of(g, p).has_tier_sizes])
+def test_the_estimate_uses_the_measured_sizes(game, preset, monkeypatch):
+    cls = game_class(game)
+    instance = cls.from_params(cls.presets[preset])
+    entry = measured.of(game, preset)
+    est = tiered.estimate(instance)
+    assert (est["positions"], est["largest_tier"], est["at_least"]) == (entry.positions, entry.largest_tier,
+                                                                       entry.at_least)
+    # change the file's number: the estimate follows it
+    monkeypatch.setitem(measured.entries(), (game, preset), dataclasses.replace(entry, largest_tier=1_000))
+    assert tiered.estimate(instance)["largest_tier"] == 1_000
+
+
+def test_carrots_4x4_is_refused_by_its_measured_largest_tier(monkeypatch):
+    game = make_game("carrots", size=4, colours=1, per_colour=1, group=3)
+    entry = measured.of("carrots", "4x4")
+    assert entry.at_least and entry.largest_tier == 50_693_916
+    mem = 22 * 2**30
+    est = tiered.planned_estimate(game, mem)
+    assert est["at_least"] and est["largest_tier"] == 50_693_916 and est["memory"] > mem
+    notes: list[str] = []
+    monkeypatch.setattr(memory, "available_memory", lambda: mem)
+    from solver.errors import TooBigError
+
+    with pytest.raises(TooBigError, match="at least"):
+        tiered.check_estimate(game, ROOT, notes)
+    # a (pretended) smaller measurement fits: the refusal comes from the data file's number
+    monkeypatch.setitem(measured.entries(), ("carrots", "4x4"), dataclasses.replace(entry, largest_tier=1_000_000))
+    tiered.check_estimate(game, ROOT, notes)
+    assert "1,000,000" in notes[-1]
+
+
+def test_the_whole_graph_refusal_quotes_the_measured_reason():
+    game = make_game("override", size=4, line=4, per_size=1)
+    assert measured.large_reason(game) == measured.too_large("override", "4x4")
+    assert "68,675,533 positions" in measured.large_presets("override")["4x4"]
+    assert measured.large_reason(make_game("override", size=3, line=3, per_size=1)) is None
+    # a game's own formula answers for what the file does not hold (Petal Battle's boards)
+    petal = make_game("petal", petals=18, run=18, per_size=9)
+    assert measured.of_game(petal) is None and measured.large_reason(petal) == petal.known_large()
+
+
+def test_a_game_without_entries_has_no_estimate():
+    game = Subtraction.from_params(n=7)
+    assert measured.of_game(game) is None and measured.large_reason(game) is None
+    assert tiered.estimate(game) is None
+    assert measured.large_presets("subtraction") == {}
+    assert measured.of("override", None) is None
+
+
+def test_a_malformed_entry_is_named(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[games.override."3x3"]\npositions = 10\nlargest = 3\n')
+    with pytest.raises(ValueError, match=r"\[games.override.'3x3'\] has an unknown field 'largest'"):
+        measured.read(path)
+    path.write_text('[games.override."3x3"]\npositions = "ten"\n')
+    with pytest.raises(ValueError, match="positions = 'ten' is not of type int"):
+        measured.read(path)
+
+
+def test_the_data_file_ships_with_the_package():
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        data = tomllib.load(fh)["tool"]["setuptools"]["package-data"]
+    assert measured.DATA.name in data["solver.pipeline"]
+    assert measured.DATA.parent == ROOT / "solver" / "pipeline" and measured.DATA.exists()
+
+
+def test_remeasure_prints_the_entry_of_a_tiered_table(tmp_path, capsys):
+    from solver.api import solve
+
+    game = make_game("override", size=2, line=2, per_size=1)
+    sol = solve(game, out=tmp_path, tiered=True, workers=1)
+    folder = next(p for p in (tmp_path / "override").iterdir() if not p.name.startswith("."))
+    got = remeasure.tier_sizes(folder)
+    assert got["positions"] == sol.meta["counts"]["positions"] and not got["at_least"]
+    sizes = {t["tier"]: t["positions"] for t in sol.meta["tiers"]}
+    assert got["largest_tier"] == max(sizes.values()) and got["tiers"] == len(sizes)
+    assert remeasure.main([str(folder)]) == 0
+    text = capsys.readouterr().out
+    entry = tomllib.loads(text)["games"]["override"]["<not a preset>"]
+    assert measured.Measured(**entry).positions == got["positions"]
+    assert remeasure.main([str(tmp_path / "nothing")]) == 2
+    assert "neither a tiered table nor" in capsys.readouterr().err
