@@ -129,3 +129,19 @@ def test_remeasure_prints_the_entry_of_a_tiered_table(tmp_path, capsys):
     assert measured.Measured(**entry).positions == got["positions"]
     assert remeasure.main([str(tmp_path / "nothing")]) == 2
     assert "neither a tiered table nor" in capsys.readouterr().err
+
+
+def test_a_class_that_still_sets_measured_sizes_is_told_they_are_not_read():
+    import warnings
+
+    from solver.core.game import Game
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        class OldPlugin(Game):  # noqa: F841 - defining it is the test
+            tier_sizes = {"small": (10, 5)}
+
+    assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == [
+        "OldPlugin: tier_sizes is no longer read from a game class; measured preset sizes live in "
+        "solver/pipeline/measured.toml (a game without an entry has no size estimate)"]

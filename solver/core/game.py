@@ -26,6 +26,7 @@ whose perspective the stored value takes), so that every row of a table has a ``
 from __future__ import annotations
 
 import inspect
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import IntEnum
@@ -217,6 +218,12 @@ class Game(ABC, Generic[State]):
         if not isinstance(getattr(cls, "name", None), str):
             cls.name = cls.__name__.lower()
         _declare_chance(cls)
+        moved = [a for a in ("tier_sizes", "tier_children", "large_presets") if a in vars(cls)]
+        if moved:  # read from the class before 2026-12-03; a silent no-op now would mislead
+            warnings.warn(f"{cls.__name__}: {', '.join(moved)} {'is' if len(moved) == 1 else 'are'} no longer "
+                          "read from a game class; measured preset sizes live in "
+                          "solver/pipeline/measured.toml (a game without an entry has no size estimate)",
+                          FutureWarning, stacklevel=2)
 
     @_ClassProperty
     def has_tiers(cls) -> bool:
