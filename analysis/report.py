@@ -617,7 +617,7 @@ def report_variant(game_name: str, params: Mapping[str, Any], *, out: str | Path
     from solver.api import make_game, solve
 
     game = make_game(game_name, dict(params))
-    sol = solve(game, out=out, progress=progress)
+    sol = solve(game, out=out, progress=progress, sweep=False)
     return write_report(sol, Path(reports_root) / game.name / game.variant.variant_id())
 
 

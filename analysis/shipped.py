@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         cls = game_class(game_name)
         game = cls.from_params(cls.presets[preset])
         t0 = time.perf_counter()
-        sol = solve(game, out=args.out, progress=sys.stderr.isatty())
+        sol = solve(game, out=args.out, progress=sys.stderr.isatty(), sweep=False)
         path = write_report(sol, args.reports / game.name / game.variant.variant_id())
         print(f"{game.variant.label()}: {path} ({time.perf_counter() - t0:.1f} s)", flush=True)
     for game_name, fixed, vary in SHIPPED_SWEEPS:

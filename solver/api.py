@@ -24,6 +24,8 @@ from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.core.variant import make_variant
 from solver.pipeline import whole as pipeline
 from solver.pipeline.measured import large_reason
+from solver.pipeline.route import Route, route
+from solver.pipeline.tasks import SweepResult, sweep_setups
 from solver.pipeline.whole import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
@@ -35,7 +37,7 @@ from solver.tables import (
     variant_dir,
 )
 
-__all__ = ["make_game", "solve", "load", "Solution", "PositionValue", "MoveValue", "LineStep", "solve_graph"]
+__all__ = ["make_game", "solve", "route", "Route", "SweepResult", "load", "Solution", "PositionValue", "MoveValue", "LineStep", "solve_graph"]
 
 
 
@@ -471,20 +473,8 @@ def check_tol(tol: float) -> float:
 def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> bool:
     """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
-    unfinished (it is resumed)."""
-    from solver.pipeline.tiered import supports_tiers, unfinished
-
-    if tiered is None:
-        if not supports_tiers(game):
-            return False
-        return large_reason(game) is not None or (folder is not None and unfinished(folder) is not None)
-    if tiered and not supports_tiers(game):
-        why = ("does not name tiers" if not game.has_tiers
-               else "has a random setup or secret choices, which the tiered solver does not handle yet "
-                    "(a random setup is swept as tasks: --jobs N)")
-        raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "
-                           "solve it without --tiered")
-    return bool(tiered)
+    unfinished (it is resumed). The decision is :func:`solver.pipeline.route.route`'s."""
+    return route(game, tiered=tiered, folder=folder, sweep=False).kind == "tiers"
 
 
 def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool = False) -> None:
@@ -545,8 +535,15 @@ def solve(
     low_memory: bool | None = None,
     jobs: int | None = None,
     scheduler: str | None = None,
-) -> Solution:
-    """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`.
+    setup_limit: int | None = None,
+    batch: int | None = None,
+    sweep: bool | None = None,
+) -> Solution | SweepResult:
+    """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`; a random
+    setup swept as tasks returns the sweep's :class:`~solver.pipeline.tasks.SweepResult`.
+
+    How it is solved (whole graph, tier by tier, or a sweep of setups; which engine) is decided
+    by :func:`solver.pipeline.route.route`, as for ``pyramids solve``.
 
     Parameters
     ----------
@@ -588,15 +585,29 @@ def solve(
     jobs, scheduler : optional
         Tiered solves: run the tiers of each height as Dask tasks, on a local cluster of ``jobs``
         processes or on the cluster at ``scheduler`` (whose workers must see ``out`` at the same
-        path). Random setups are swept as tasks by :func:`sweep`.
+        path). Random setups: the Dask cluster of their sweep (below).
+    setup_limit, batch, sweep : optional
+        Random setups (``setup=all``, :func:`solver.pipeline.tasks.sweepable`): solved as a sweep
+        of setup classes, one Dask task per ``batch`` of them (default: sized to about 20 s a
+        task), at most ``setup_limit`` more classes per call (resumable), when any of ``jobs``,
+        ``scheduler``, ``setup_limit``, ``batch`` is given or the variant has more arrangements
+        than :data:`solver.pipeline.tasks.SWEEP_MIN_ARRANGEMENTS`; ``sweep=False`` never sweeps
+        (the whole graph, as before), ``sweep=True`` always (an error when it cannot be). A sweep
+        returns a :class:`~solver.pipeline.tasks.SweepResult` (``state.done``: the finished
+        setups; the table is under ``<out>/<game>/<variant-id>/sweep/``, read by
+        :func:`read_sweep`), not a :class:`Solution`; ``tol``, ``tiered`` and the tiered options
+        do not apply to it.
     """
-    tol = check_tol(tol)
     folder = _paths(game, out, symmetry)
-    use_tiers = want_tiered(game, tiered, folder)
-    if (jobs is not None or scheduler is not None) and not use_tiers:
-        raise VariantError(f"--jobs and --scheduler run tasks of tiered solves and of random setups "
-                           f"(setup=all); {game.variant.label()} is solved whole, in this process: drop "
-                           "them (or add --tiered if the game names tiers)")
+    how = route(game, tiered=tiered, folder=folder, sweep=sweep,
+                sweep_options={"jobs": jobs, "scheduler": scheduler, "setup_limit": setup_limit,
+                               "batch": batch})
+    if how.kind == "sweep":
+        return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
+                            scheduler=scheduler, batch=batch, progress=progress, notes=notes,
+                            announce=announce)
+    tol = check_tol(tol)
+    use_tiers = how.kind == "tiers"
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
     from solver.pipeline import tiered as _tiered
 
@@ -635,7 +646,7 @@ def solve(
         return sol
     positions, meta, edges, setups = pipeline.solve_variant(
         game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress,
-        write_edges=write_edges, tol=tol, max_sweeps=max_sweeps)
+        write_edges=write_edges, tol=tol, max_sweeps=max_sweeps, engine=how.engine)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
 
 

@@ -390,7 +390,7 @@ def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: An
     try:
         return solve(game, out=args.out, symmetry=not args.no_symmetry,
                      max_positions=_max_positions(args, game, kw.get("tiered")),
-                     progress=_progress(progress), notes=notes, **kw)
+                     progress=_progress(progress), notes=notes, sweep=False, **kw)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)
@@ -539,18 +539,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _wants_sweep(args: argparse.Namespace, game) -> bool:
-    """Whether ``solve`` runs as a sweep of setup classes on Dask: asked for by a task option, or
-    the variant has too many setups for the whole graph (:data:`tasks.SWEEP_MIN_ARRANGEMENTS`)."""
-    from solver.pipeline import tasks
-
-    if tasks.sweepable(game) is not None or game.too_big() is not None:
-        return False  # (too big: the whole-graph path refuses it in one line, naming a preset)
-    asked = any(getattr(args, k, None) is not None for k in ("jobs", "scheduler", "setup_limit", "batch"))
-    return asked or (getattr(game, "num_setups", 0) or 0) > tasks.SWEEP_MIN_ARRANGEMENTS
-
-
 def cmd_sweep(args: argparse.Namespace, game) -> int:
+    """``pyramids solve`` of a variant routed to a setup sweep (:func:`solver.pipeline.route.route`)."""
+    from solver.api import solve
     from solver.pipeline import tasks
 
     import signal
@@ -563,10 +554,9 @@ def cmd_sweep(args: argparse.Namespace, game) -> int:
     notes: list[str] = []
     say = lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True)  # noqa: E731
     try:
-        res = tasks.sweep_setups(game, out=args.out, symmetry=not args.no_symmetry, force=args.force,
-                                 limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
-                                 batch=args.batch, progress=_progress(not args.quiet),
-                                 notes=notes, announce=say)
+        res = solve(game, out=args.out, symmetry=not args.no_symmetry, force=args.force, sweep=True,
+                    setup_limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
+                    batch=args.batch, progress=_progress(not args.quiet), notes=notes, announce=say)
     finally:
         for note in notes:
             say(note)
@@ -742,14 +732,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
             from solver.errors import VariantError
 
             raise VariantError(f"--{name.replace('_', '-')} {v} must be at least {1 if name != 'setup_limit' else 0}")
-    if _wants_sweep(args, game):
-        return cmd_sweep(args, game)
-    if args.setup_limit is not None or args.batch is not None:
-        from solver.pipeline.tasks import sweepable
-        from solver.errors import VariantError
+    from solver.pipeline.route import route
+    from solver.tables import variant_dir
 
-        raise VariantError(f"--setup-limit and --batch are for random setups; {game.variant.label()} "
-                           f"cannot be swept: {sweepable(game)}")
+    how = route(game, tiered=args.tiered,
+                folder=variant_dir(game.name, game.variant.variant_id(), root=args.out,
+                                   symmetry=not args.no_symmetry),
+                sweep_options={k: getattr(args, k) for k in ("jobs", "scheduler", "setup_limit", "batch")})
+    if how.kind == "sweep":
+        return cmd_sweep(args, game)
     t0 = time.perf_counter()
     if args.max_sweeps is not None and args.max_sweeps < 1:
         from solver.errors import VariantError

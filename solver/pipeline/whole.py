@@ -24,7 +24,7 @@ from solver.core.game import Game, NodeKind, Result
 from solver.core.progress import Task, session
 from solver.core.values import DRAW, FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.engines.enumerate import Graph, enumerate_positions
-from solver.errors import TooBigError
+from solver.errors import ProtocolError, TooBigError
 from solver.faults import fault_point
 from solver.pipeline.setups import multiplicities, setups_frame
 from solver.tables import EDGES, POSITIONS, positions_frame, write_variant
@@ -43,11 +43,13 @@ MAX_SWEEPS_SIMULTANEOUS = 2_000
 def solve_variant(
     game: Game, folder: Path, *, symmetry: bool = True, max_positions: int | None = None,
     progress: bool | str = False, write_edges: bool = True, tol: float = 1e-12, max_sweeps: int | None = None,
+    engine: str | None = None,
 ) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame | None, pl.DataFrame | None]:
     """Enumerate, solve and write ``game``'s tables into ``folder`` (atomically); returns
     ``(positions, meta, edges or None, setups or None)``. ``progress``: ``True`` tqdm bars,
     ``"lines"`` a line every 10 s on standard error (:mod:`solver.core.progress`), ``False``
-    nothing."""
+    nothing. ``engine``: the route's (:func:`solver.pipeline.route.route`), see
+    :func:`solve_graph`."""
     with session(progress):
         t0 = time.perf_counter()
         with Task("enumerate", progress, done=0, unit="positions", unit_scale=True) as found:
@@ -59,7 +61,7 @@ def solve_variant(
         t_enum = time.perf_counter() - t0
         fault_point("solve")
         columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
-                                                  max_sweeps=max_sweeps)
+                                                  max_sweeps=max_sweeps, engine=engine)
         t_solve = time.perf_counter() - t0 - t_enum
         fault_point("solved")
         elapsed = time.perf_counter() - t0
@@ -107,24 +109,68 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 
 def solve_graph(
     game: Game, graph: Graph, *, progress: bool | str = False, tol: float = 1e-12,
-    max_sweeps: int | None = None,
+    max_sweeps: int | None = None, engine: str | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
-    """Pick the engine for ``graph`` and return the table columns, extra metadata, setups table.
+    """Solve ``graph`` with ``engine`` and return the table columns, extra metadata, setups table.
 
-    * decision/terminal nodes only: retrograde (value, remoteness, margin);
-    * chance nodes only at the start (random setups): retrograde below them, and the expected
-      result at each chance node (column ``expected``), plus a table of the setups;
-    * chance nodes inside play: value iteration (expected result and win probabilities).
+    ``engine`` is the route's (:func:`solver.pipeline.route.route`, from the game's declared
+    capabilities; ``None``: :func:`solver.pipeline.route.engine_of` the game, the same choice):
+
+    * ``"retrograde"``: value, remoteness, margin; chance nodes only at the start (random setups):
+      retrograde below them, the expected result at each chance node (column ``expected``) and a
+      table of the setups;
+    * ``"value-iteration"``: dice during play (expected result and win probabilities);
+    * ``"secret-choice"``: value iteration with a matrix game at each simultaneous node.
+
+    The engines are ordered, each the special case of the next: a variant whose graph has none of
+    the nodes its engine is for (a game with secret choices in some variants, not this one) is
+    solved by the simplest engine that solves it (retrograde also gives remoteness), as
+    :func:`graph_engine` names it. A graph with nodes its engine cannot solve means the game's declaration
+    (``chance``, ``secret_choices``) is wrong: :class:`~solver.errors.ProtocolError`, naming it.
 
     ``progress`` as :func:`solve_variant`: the step at work (the engine's passes are single
     compiled calls; a log gets the step's line while they run).
     """
+    if engine is None:
+        from solver.pipeline.route import engine_of
+
+        engine = engine_of(game)
+    needed = graph_engine(graph)
+    check_engine(game, engine, needed)
     with session(progress), Task("solve", progress, note=f"{graph.n:,} positions", bar=False) as step:
-        return _solve_graph(game, graph, step, progress, tol, max_sweeps)
+        return _solve_graph(game, graph, step, progress, tol, max_sweeps, needed)
+
+
+#: engines in order of generality: each solves what the ones before it solve
+ENGINE_ORDER = ("retrograde", "value-iteration", "secret-choice")
+
+
+def graph_engine(graph: Graph) -> str:
+    """The simplest engine that solves ``graph``: ``"secret-choice"`` with simultaneous nodes,
+    ``"value-iteration"`` with chance nodes after a choice (dice during play), else
+    ``"retrograde"`` (chance nodes only at the start are random setups, solved below)."""
+    if (graph.kind == NodeKind.SIMULTANEOUS).any():
+        return "secret-choice"
+    if (graph.kind == NodeKind.CHANCE).any() and not _chance_only_at_start(graph):
+        return "value-iteration"
+    return "retrograde"
+
+
+def check_engine(game: Game, engine: str, needed: str) -> None:
+    """Refuse, in one line, a graph that needs a more general engine than ``game`` declares."""
+    if engine not in ENGINE_ORDER:
+        raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINE_ORDER)}")
+    if ENGINE_ORDER.index(needed) <= ENGINE_ORDER.index(engine):
+        return
+    found, fix = (("secret simultaneous choices", "secret_choices = True") if needed == "secret-choice"
+                  else ("dice during play", "chance = 'in-play'"))
+    raise ProtocolError(f"{game.variant.label()} has {found}, which its class {type(game).__name__} does "
+                        f"not declare, so it was routed to the {engine} engine; set {fix} on the class "
+                        "(`pyramids check` proves the declaration)")
 
 
 def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol: float,
-                 max_sweeps: int | None) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
+                 max_sweeps: int | None, engine: str) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     from solver.engines.retrograde import retrograde
 
     chance = graph.kind == NodeKind.CHANCE
@@ -133,7 +179,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         if chance.any() or simultaneous.any():
             raise TooBigError("3-4 player games with chance or hidden choices are not supported yet")
         return _solve_paranoid(game, graph, step)
-    if not chance.any() and not simultaneous.any():
+    if engine == "retrograde" and not chance.any():
         step.update(note=f"retrograde: values, remoteness{', margins' if game.scored else ''} of "
                          f"{graph.n:,} positions")
         solved = retrograde(graph, scored=game.scored)
@@ -141,7 +187,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         if solved.margin is not None:
             cols["margin"] = solved.margin
         return cols, {"solver": "retrograde", "solution": "deterministic"}, None
-    if not simultaneous.any() and _chance_only_at_start(graph):
+    if engine == "retrograde":
         step.update(note=f"retrograde below the setups: {graph.n:,} positions")
         return _solve_setups(game, graph)
     from solver.engines.value_iteration import value_iteration
