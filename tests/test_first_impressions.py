@@ -170,3 +170,15 @@ def test_one_wilson_interval_for_the_whole_toolkit():
         assert not re.search(r"^def wilson\b", path.read_text(), re.M), path
         assert "1.959963984540054" not in path.read_text(), path
     assert stats.Z95 == pytest.approx(1.959963984540054)
+
+
+def test_petal_ten_petals_one_per_size_is_refused_before_enumerating(capsys, tmp_path):
+    # enumerated 42 s and 4.7 GB before the 40M limit stopped it (its estimate, 2.1e7, used 50
+    # positions per board arrangement where the presets measure 78-164)
+    import time
+
+    t0 = time.perf_counter()
+    code, _, err = run(capsys, "solve", "petal", "--set", "per_size=1", "--out", str(tmp_path))
+    assert code == 2 and time.perf_counter() - t0 < 5
+    assert "beyond exact solving here" in err and "424,051 board arrangements" in err, err
+    assert not (tmp_path / "petal").exists() or not any((tmp_path / "petal").iterdir())

@@ -160,13 +160,17 @@ class Petal(Game[PetalState]):
 
     def known_large(self) -> str | None:
         """Variants estimated beyond the in-memory solver: the board arrangements (counted
-        exactly) times about 50 round states each (the measured presets have 78-164 per
-        arrangement, half of them up to symmetry)."""
+        exactly) times the most positions per arrangement measured on a preset of the same
+        ``per_size`` (up to symmetry: 121 on ``6``, 164 on ``8``, 78 on ``6-2``), so the estimate
+        errs high. With the earlier factor of 50, ``petals=10 per_size=1`` (424,051 arrangements,
+        "about 2.1e7") was enumerated for 42 s and 4.7 GB before the 40M limit stopped it."""
         boards = self.board_arrangements()
-        estimate = boards * 50
+        per = 164 if self.variant.per_size == 1 else 78
+        estimate = boards * per
         if estimate > 40_000_000:
             return (f"about {estimate:.1e} positions (estimated: {boards:,} board arrangements times "
-                    "about 50 round states each), past what the in-memory solver holds in 24 GiB")
+                    f"about {per} positions each, as measured on the presets), past what the "
+                    "in-memory solver holds in 24 GiB")
         return None
 
     def board_arrangements(self) -> int:
