@@ -39,6 +39,7 @@ from matplotlib.figure import Figure
 
 from analysis import metrics as M
 from analysis import plots
+from solver.api import SAME_PROBABILITY
 from solver.core.game import NodeKind
 from solver.core.progress import Task
 from solver.errors import TableError
@@ -517,12 +518,8 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     state = g.initial_state()
     pv = solution.lookup(state)
     mix = pv.strategies or {}
-    rows = [g.action_name(state, a) for a in g.player_actions(state, 0)]
-    cols = [g.action_name(state, a) for a in g.player_actions(state, 1)]
-    moves = solution.moves(state)  # joint choices, row-major, from the side to move's view
-    A = np.array([m.expected for m in moves], dtype=np.float64).reshape(len(rows), len(cols))
-    if pv.to_move == 1:
-        A = -A  # the first seat's view
+    rows, cols, A = solution.payoff_matrix(state)  # the first seat's view
+    ranges = solution.strategy_ranges(state)
     x = np.array([mix.get("1", {}).get(n, 0.0) for n in rows])
     y = np.array([mix.get("2", {}).get(n, 0.0) for n in cols])
     v = float(x @ A @ y)
@@ -531,8 +528,32 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
                   f"{len(rows)} actions without seeing the other's. With optimal (mixed) play its value "
                   f"for {p1} is {v:+.3f}; the table holds each player's optimal mix at every such "
                   f"choice.")
-    sec.table(["action", f"{p1} plays it", f"{p2} plays it"],
-              [[n, f"{x[i]:.3f}", f"{y[cols.index(n)]:.3f}" if n in cols else "-"] for i, n in enumerate(rows)])
+    def span(r: dict[str, list[float]], n: str) -> str:
+        if n not in r:
+            return "-"
+        lo, hi = r[n]
+        return f"{lo:.3f}" if hi - lo <= SAME_PROBABILITY else f"{lo:.3f} to {hi:.3f}"
+
+    unique = all(hi - lo <= SAME_PROBABILITY for r in ranges.values() for lo, hi in r.values())
+    if unique:
+        sec.table(["action", f"{p1} plays it", f"{p2} plays it"],
+                  [[n, f"{x[i]:.3f}", f"{y[cols.index(n)]:.3f}" if n in cols else "-"] for i, n in enumerate(rows)])
+        sec.note("Each player's optimal mix here is unique: over all optimal strategies every "
+                 "probability in the table is the same.")
+    else:
+        sec.table(["action", f"{p1} plays it", f"{p1}: over all optimal mixes", f"{p2} plays it",
+                   f"{p2}: over all optimal mixes"],
+                  [[n, f"{x[i]:.3f}", span(ranges["1"], n), f"{y[cols.index(n)]:.3f}" if n in cols else "-",
+                    span(ranges["2"], n)] for i, n in enumerate(rows)])
+        forced = {p: [n for n, (lo, hi) in r.items() if lo > SAME_PROBABILITY and hi - lo <= SAME_PROBABILITY] for p, r in ranges.items()}
+        free = {p: [n for n, (lo, hi) in r.items() if hi - lo > SAME_PROBABILITY] for p, r in ranges.items()}
+        sec.note(f"The optimal mix is **not unique**: the mix in the table is one of many (the one the "
+                 f"solver stored). Every optimal strategy of {p1} plays {', '.join(forced['1']) or 'no action'} "
+                 f"with the probability shown, while {', '.join(free['1'])} vary between optimal "
+                 f"strategies, each within its range; for {p2}: {', '.join(forced['2']) or 'no action'} as "
+                 f"shown, {', '.join(free['2'])} within their ranges. (Each bound is one linear program over "
+                 "the optimal strategies of this payoff matrix; not every combination of values within "
+                 "the ranges is optimal.)")
     doc.new_figure("secret_strategies", lambda ax: plots.mixed_strategies(
         ax, rows, {p1: x, p2: [y[cols.index(n)] if n in cols else 0.0 for n in rows]},
         title="Optimal mixed strategies at the first secret choice"))

@@ -22,6 +22,7 @@ import polars as pl
 from solver.core.game import Game, NodeKind
 from solver.core.values import FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.core.variant import make_variant
+from solver.engines.matrix_game import SAME_PROBABILITY, optimal_strategy_ranges  # noqa: F401 - re-exported
 from solver.pipeline import whole as pipeline
 from solver.pipeline.measured import large_reason
 from solver.pipeline.route import Route, route
@@ -252,6 +253,35 @@ class Solution:
             out.append(self._move_value(g.action_name(state, action), child, mover, None))
         out.sort(key=_move_order_key)
         return out
+
+    def payoff_matrix(self, state: Any) -> tuple[list[str], list[str], np.ndarray] | None:
+        """At a secret simultaneous choice: player 1's and player 2's action names and the matrix
+        of player 1's expected results of each joint choice (rows player 1's actions), with
+        perfect play afterwards, read from the table; ``None`` at any other node."""
+        g = self.game
+        if g.node_kind(state) != NodeKind.SIMULTANEOUS:
+            return None
+        rows = [g.action_name(state, a) for a in g.player_actions(state, 0)]
+        cols = [g.action_name(state, a) for a in g.player_actions(state, 1)]
+        a = np.array([m.expected for m in self.moves(state)], dtype=np.float64).reshape(len(rows), len(cols))
+        return rows, cols, (-a if g.to_move(state) == 1 else a)
+
+    def strategy_ranges(self, state: Any) -> dict[str, dict[str, list[float]]] | None:
+        """At a secret simultaneous choice: for each player (``"1"``, ``"2"``) and action, the
+        smallest and largest probability (8 decimals) the action has over **all** optimal mixed strategies of
+        the choice's payoff matrix (:func:`solver.engines.matrix_game.optimal_strategy_ranges`):
+        where the optimal mix is not unique, the stored mix is one of many, and these ranges say
+        which probabilities are forced. ``None`` at any other node."""
+        found = self.payoff_matrix(state)
+        if found is None:
+            return None
+        rows, cols, a = found
+        r = optimal_strategy_ranges(a)
+        # 8 decimals: the matrix comes from an iterative solve whose results are good to about
+        # 1e-9, so the ranges' last digits are its rounding, not a property of the game
+        rnd = (lambda lo, hi: [round(float(lo), 8), round(float(hi), 8)])
+        return {"1": {n: rnd(r.row_lo[i], r.row_hi[i]) for i, n in enumerate(rows)},
+                "2": {n: rnd(r.col_lo[j], r.col_hi[j]) for j, n in enumerate(cols)}}
 
     def line(self, state: Any = None, *, max_plies: int = 500) -> tuple[list[LineStep], str]:
         """The principal variation from ``state`` (default: the start): both sides play the best

@@ -969,6 +969,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             obj["p_loss"] = pv.p_loss
         if pv.strategies is not None:
             obj["strategies"] = pv.strategies
+            ranges = sol.strategy_ranges(state)
+            if ranges is not None:
+                obj["strategy_ranges"] = ranges
         if args.line:
             obj["line"] = [{**_move_json(st), "player": st.player + 1, "why": st.why} for st in line]
             obj["line_end"] = ending
@@ -980,6 +983,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("optimal mixed strategies (secret simultaneous choice):")
         for p, mix in pv.strategies.items():
             print(f"  player {p}: " + "  ".join(f"{a} {x:.4f}" for a, x in mix.items()))
+        ranges = sol.strategy_ranges(state)
+        from solver.api import SAME_PROBABILITY as same
+
+        if ranges is not None and any(hi - lo > same for r in ranges.values() for lo, hi in r.values()):
+            print("  (one of many optimal mixes; over all of them each action's probability lies in:)")
+            for p, r in ranges.items():
+                print(f"  player {p}: " + "  ".join(
+                    f"{a} {lo:.4f}" if hi - lo <= same else f"{a} {lo:.4f}-{hi:.4f}" for a, (lo, hi) in r.items()))
     if moves:
         print({"chance": "outcomes (probability, value for the side to move):",
                "simultaneous": "joint choices (player 1's/player 2's; probability under optimal play, "

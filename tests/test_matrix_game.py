@@ -9,6 +9,7 @@ from hypothesis.extra.numpy import arrays
 
 from solver.engines.matrix_game import (
     MatrixGameSolution,
+    optimal_strategy_ranges,
     solve_matrix_game,
     solve_matrix_games,
     solve_matrix_games_by_shape,
@@ -149,3 +150,50 @@ def test_games_of_different_shapes() -> None:
     for a, sol in zip(games, sols):
         assert sol.value == pytest.approx(solve_matrix_game(a).value, abs=1e-9)
         assert sol.row.shape == (a.shape[0],) and sol.col.shape == (a.shape[1],)
+
+
+# --- every optimal strategy, not one of them ---------------------------------------------------
+
+def test_ranges_of_hand_worked_games():
+    # matching pennies: one optimal strategy each, (1/2, 1/2)
+    r = optimal_strategy_ranges([[1, -1], [-1, 1]])
+    assert r.unique and r.value == pytest.approx(0.0)
+    assert np.allclose(r.row_lo, 0.5) and np.allclose(r.row_hi, 0.5) and r.row_always.all()
+    # the first row written twice: the row player's 1/2 on "heads" splits freely between the two
+    # copies (each 0..1/2), "tails" is forced at 1/2; the column player is still forced to 1/2
+    r = optimal_strategy_ranges([[1, -1], [1, -1], [-1, 1]])
+    assert not r.unique
+    assert np.allclose(r.row_lo, [0, 0, 0.5]) and np.allclose(r.row_hi, [0.5, 0.5, 0.5])
+    assert r.row_always.tolist() == [False, False, True]
+    assert np.allclose(r.col_lo, 0.5) and np.allclose(r.col_hi, 0.5)
+    # [[3, -1], [-2, 4]]: x = (3/5, 2/5), y = (1/2, 1/2), value 1 (solved by hand)
+    r = optimal_strategy_ranges([[3, -1], [-2, 4]])
+    assert r.value == pytest.approx(1.0) and r.unique
+    assert np.allclose(r.row_lo, [0.6, 0.4]) and np.allclose(r.col_hi, [0.5, 0.5])
+    # a dominated row is never played; a column that is as good as another shares its weight
+    r = optimal_strategy_ranges([[2, 2], [0, 0]])
+    assert np.allclose(r.row_lo, [1, 0]) and np.allclose(r.row_hi, [1, 0])
+    assert np.allclose(r.col_lo, [0, 0]) and np.allclose(r.col_hi, [1, 1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 5)),
+              elements=st.integers(-3, 3).map(float)))
+def test_the_solver_strategy_lies_in_the_ranges_and_each_bound_is_attained(a):
+    sol = solve_matrix_game(a)
+    r = optimal_strategy_ranges(a)
+    eps = 1e-7
+    assert r.value == pytest.approx(sol.value, abs=1e-9)
+    for z, lo, hi in ((sol.row, r.row_lo, r.row_hi), (sol.col, r.col_lo, r.col_hi)):
+        assert np.all(lo <= hi + eps) and np.all(lo - eps <= z) and np.all(z <= hi + eps)
+        assert lo.sum() <= 1 + eps and hi.sum() >= 1 - eps
+    # the extremes are attained by strategies that are optimal: check one per bound directly
+    from scipy.optimize import linprog
+
+    m, n = a.shape
+    for i in range(m):
+        res = linprog(np.eye(m)[i] * -1, A_ub=-a.T, b_ub=np.full(n, -(sol.value - 1e-9)),
+                      A_eq=np.ones((1, m)), b_eq=[1], bounds=(0, 1), method="highs")
+        x = res.x
+        assert (a.T @ x).min() >= sol.value - 1e-7  # optimal
+        assert x[i] == pytest.approx(r.row_hi[i], abs=1e-7)

@@ -138,3 +138,23 @@ def test_report_and_tune(capsys, small, tmp_path):
 def test_bad_parameters_are_one_line(capsys, tmp_path, bad, fragment):
     code, _, err = run(capsys, "solve", "petal", *sets({**SMALL, **bad}), "--out", str(tmp_path))
     assert code == 2 and len(err.strip().splitlines()) == 1 and fragment in err
+
+
+def test_petal_6_first_round_start_every_optimal_strategy(capsys, tmp_path):
+    """The issue's example, worked out by hand from the payoff matrix: at Petal 6's first round
+    start every optimal strategy of either player plays SLM and MLS with probability 1/3 each, never
+    SML or MSL, and splits the last 1/3 freely between LSM and LMS. show --json gives the ranges
+    (the stored mix is one point of them), the text output says the mix is one of many."""
+    code, out, err = run(capsys, "show", "petal", "--preset", "6", "--out", str(tmp_path), "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    third = pytest.approx(1 / 3, abs=1e-7)
+    for p in ("1", "2"):
+        r = obj["strategy_ranges"][p]
+        assert r["SLM"] == [third, third] and r["MLS"] == [third, third]
+        assert r["SML"] == [0.0, 0.0] and r["MSL"] == [0.0, 0.0]
+        assert r["LSM"] == [0.0, third] and r["LMS"] == [0.0, third]
+        for name, x in obj["strategies"][p].items():
+            assert r[name][0] - 1e-7 <= x <= r[name][1] + 1e-7
+    code, out, err = run(capsys, "show", "petal", "--preset", "6", "--out", str(tmp_path))
+    assert code == 0 and "one of many optimal mixes" in out and "LSM 0.0000-0.3333" in out, out

@@ -139,6 +139,92 @@ def solve_matrix_game(payoff: np.ndarray) -> MatrixGameSolution:
     return batch[0]
 
 
+#: probabilities of optimal strategies closer than this are the same (ranges narrower than it are
+#: single points); far above the LP's and the optimality slack's rounding
+SAME_PROBABILITY = 1e-6
+
+
+@dataclass(frozen=True)
+class StrategyRanges:
+    """What **every** optimal strategy of a zero-sum matrix game does (see
+    :func:`optimal_strategy_ranges`): for each action, the smallest and largest probability it
+    has over all optimal mixed strategies of its player. An optimal strategy need not be unique;
+    a single LP solution is one point of a polytope, and these ranges describe the whole of it.
+
+    * ``value``: the value of the game for the row player.
+    * ``row_lo``, ``row_hi``: ``float64[m]``; ``col_lo``, ``col_hi``: ``float64[n]``.
+    * ``tol``: the slack within which a strategy counts as optimal (it guarantees the value to
+      within ``tol``), so probabilities below it are reported as 0. The slack widens a range by
+      about ``tol`` over the payoff gaps, so :attr:`unique` and the ``*_always`` masks compare
+      probabilities to :data:`SAME_PROBABILITY` instead.
+    """
+
+    value: float
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    col_lo: np.ndarray
+    col_hi: np.ndarray
+    tol: float
+
+    @property
+    def row_always(self) -> np.ndarray:
+        """``bool[m]``: the rows every optimal strategy plays (with a probability above
+        :data:`SAME_PROBABILITY`)."""
+        return self.row_lo > SAME_PROBABILITY
+
+    @property
+    def col_always(self) -> np.ndarray:
+        return self.col_lo > SAME_PROBABILITY
+
+    @property
+    def unique(self) -> bool:
+        """Whether both players have one optimal strategy (every range a single point)."""
+        return bool(np.all(self.row_hi - self.row_lo <= SAME_PROBABILITY)
+                    and np.all(self.col_hi - self.col_lo <= SAME_PROBABILITY))
+
+
+def _extremes(a_ub: np.ndarray, b_ub: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The least and greatest ``z_i`` over ``{z >= 0, sum(z) = 1, a_ub z <= b_ub}``, each by one
+    LP (HiGHS), for every ``i < k``."""
+    lo, hi = np.empty(k), np.empty(k)
+    eq = np.ones((1, k))
+    for i in range(k):
+        for sign, out in ((1.0, lo), (-1.0, hi)):
+            c = np.zeros(k)
+            c[i] = sign
+            res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=eq, b_eq=[1.0], bounds=(0, 1), method="highs")
+            if res.status != 0:  # the optimal set is never empty: only numerical trouble gets here
+                raise RuntimeError(f"the optimal-strategy LP failed: {res.message}")
+            out[i] = sign * res.fun
+    return lo, hi
+
+
+def optimal_strategy_ranges(payoff: np.ndarray, *, tol: float | None = None) -> StrategyRanges:
+    """For each action of each player, the smallest and largest probability it has over **all**
+    optimal mixed strategies of the zero-sum game ``payoff`` (the row player maximises).
+
+    The row player's optimal strategies are ``{x >= 0, sum(x) = 1, (A^T x)_j >= v - tol for every
+    column j}`` (``v`` the value), the column player's ``{y >= 0, sum(y) = 1, (A y)_i <= v + tol}``;
+    each bound is one LP over that set, ``2 (m + n)`` LPs in all. ``tol`` (default ``1e-9`` times
+    the largest payoff's size, at least ``1e-9``) absorbs the rounding of payoffs that come from
+    an iterative solve, so a range may include strategies that lose at most ``tol``.
+
+    Raises
+    ------
+    ValueError
+        When ``payoff`` is not a non-empty 2-D array of finite numbers.
+    """
+    a = _check(payoff, 2)
+    if tol is None:
+        tol = 1e-9 * max(1.0, float(np.abs(a).max()))
+    v = solve_matrix_game(a).value
+    m, n = a.shape
+    row_lo, row_hi = _extremes(-a.T, np.full(n, -(v - tol)), m)
+    col_lo, col_hi = _extremes(a, np.full(m, v + tol), n)
+    snap = (lambda z: np.where(z <= tol, 0.0, np.minimum(z, 1.0)))
+    return StrategyRanges(float(v), snap(row_lo), snap(row_hi), snap(col_lo), snap(col_hi), float(tol))
+
+
 def solve_matrix_games(payoffs: np.ndarray, *, chunk: int = CHUNK) -> MatrixGameBatch:
     """Solve ``k`` zero-sum matrix games of one shape at once.
 
