@@ -282,6 +282,17 @@ def create_app(tables: str | Path = "tables") -> Flask:
             strategies = "<h3>Optimal mixed strategies</h3><table>" + "".join(
                 f"<tr><th>player {p}</th><td>" + ", ".join(f"{escape(a)} {x:.3f}" for a, x in mix.items())
                 + "</td></tr>" for p, mix in pv.strategies.items()) + "</table>"
+            from solver.api import SAME_PROBABILITY as same
+
+            ranges = sol.strategy_ranges(state)
+            if ranges and any(hi - lo > same for r in ranges.values() for lo, hi in r.values()):
+                strategies += ("<p class='note'>The optimal mix is not unique: the one above is one of many. "
+                               "Over all optimal strategies each action's probability lies in:</p><table "
+                               "class='ranges'>" + "".join(
+                                   f"<tr><th>player {p}</th><td>" + ", ".join(
+                                       f"{escape(a)} {lo:.3f}" + ("" if hi - lo <= same else f"&ndash;{hi:.3f}")
+                                       for a, (lo, hi) in r.items()) + "</td></tr>" for p, r in ranges.items())
+                               + "</table>")
         from solver.api import TieredSolution
 
         # every step of the line looks up each move's child: on a tiered table that reads tier

@@ -84,6 +84,9 @@ def test_simultaneous_page_shows_the_mixed_strategies(client):
     html = client.get("/v/petal/" + "petals=4,run=2,per_size=1,opening=large-opposite,tie_start=alternate,"
                       "actions=up-to,sequencing=secret,bump_origin=occupied").get_data(as_text=True)
     assert "Optimal mixed strategies" in html and "Joint choices" in html
+    # Petal 4 (run 2) opens with a choice whose optimal mixes are many (player 2: any order is
+    # optimal): the page says the mix shown is one of many and gives each action's range
+    assert "The optimal mix is not unique" in html and "SML 0.000&ndash;1.000" in html
 
 
 @pytest.mark.parametrize("url,status,words", [
