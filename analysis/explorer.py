@@ -219,6 +219,9 @@ def create_app(tables: str | Path = "tables") -> Flask:
 
     @app.route("/")
     def index():
+        from solver.errors import PyramidsError
+        from solver.games import make_game
+
         entries = find_tables(root)
         if not entries:
             body = (f"<h1>pyramids explorer</h1><p>No solved tables under <code>{escape(str(root))}</code>. "
@@ -229,7 +232,12 @@ def create_app(tables: str | Path = "tables") -> Flask:
         for e in entries:
             counts = e["meta"].get("counts", {})
             href = f"/v/{quote(e['game'])}/{quote(e['variant_id'], safe=_SAFE)}"
-            rows.append(f"<tr><td><a class='variant' href='{href}'>{escape(e['label'])}</a></td>"
+            try:
+                name = make_game(e["game"], e["meta"]["variant"]).display_name()
+            except PyramidsError:  # a plug-in no longer installed, or parameters since renamed
+                name = e["game"]
+            rows.append(f"<tr><td><a class='variant' href='{href}'>{escape(name)}</a></td>"
+                        f"<td class='muted'>{escape(e['label'])}</td>"
                         f"<td>{counts.get('positions', 0):,} positions</td></tr>")
         body = ("<h1>pyramids explorer</h1><p>Solved variants (pick one to walk its game tree):</p>"
                 f"<table>{''.join(rows)}</table>")
@@ -308,7 +316,8 @@ def create_app(tables: str | Path = "tables") -> Flask:
         played = " ".join(f"<a href='{link(moves[:i + 1])}'>{i + 1}.&nbsp;{escape(m)}</a>"
                           for i, m in enumerate(moves)) or "<span class='muted'>none yet</span>"
         body = (
-            f"<h1>{escape(sol.meta.get('label', game.variant.label()))}</h1>"
+            f"<h1>{escape(game.display_name())}</h1>"
+            f"<p class='muted'>{escape(sol.meta.get('label', game.variant.label()))}</p>"
             f"<p class='nav'>{''.join(nav)}</p>"
             f"<div class='row'><div class='board'>{svg(_with_moves(game.picture(state), options))}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
@@ -320,7 +329,7 @@ def create_app(tables: str | Path = "tables") -> Flask:
             f"<h3>Perfect play from here</h3><ol id='line'>{pv_items}</ol><p class='muted'>{end_text}</p>"
             f"<details><summary>position as text</summary><pre>{escape(game.render(state))}</pre></details>"
         )
-        return page(f"{game.variant.label()} - pyramids explorer", body)
+        return page(f"{game.display_name()} - pyramids explorer", body)
 
     return app
 

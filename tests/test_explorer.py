@@ -52,6 +52,8 @@ class _Links(HTMLParser):
 def test_index_lists_the_solved_variants(client):
     html = client.get("/").get_data(as_text=True)
     assert "blam(rows=3, cols=3" in html and "petal(petals=4" in html
+    # named as people name them: the game and its preset (or a custom variant), parameters beside
+    assert "Blam! (preset 3x3)" in html and "Petal Battle (custom variant)" in html
     assert f"href='/v/blam/{BLAM_ID}'" in html
 
 
@@ -84,6 +86,7 @@ def test_simultaneous_page_shows_the_mixed_strategies(client):
     html = client.get("/v/petal/" + "petals=4,run=2,per_size=1,opening=large-opposite,tie_start=alternate,"
                       "actions=up-to,sequencing=secret,bump_origin=occupied").get_data(as_text=True)
     assert "Optimal mixed strategies" in html and "Joint choices" in html
+    assert "<h1>Petal Battle (custom variant)</h1>" in html and "petal(petals=4, run=2" in html
     # Petal 4 (run 2) opens with a choice whose optimal mixes are many (player 2: any order is
     # optimal): the page says the mix shown is one of many and gives each action's range
     assert "The optimal mix is not unique" in html and "SML 0.000&ndash;1.000" in html

@@ -282,6 +282,19 @@ class Game(ABC, Generic[State]):
         (:func:`solver.engines.enumerate.check_position_bound`). Must be cheap."""
         return None
 
+    @property
+    def short_title(self) -> str:
+        """A short name of the game for titles and messages: its :attr:`title` up to the first
+        colon or bracket (``"Blam!"``, ``"Petal Battle"``), else its registry name."""
+        return (self.title or "").split(":")[0].split(" (")[0].strip() or self.name
+
+    def display_name(self) -> str:
+        """How pages and reports name this variant: the short title and the preset it is
+        (``"Blam! (preset 3x3)"``), or ``"Blam! (custom variant)"``; the full parameters
+        (:meth:`Variant.label`) go beside it."""
+        preset = self.preset_name()
+        return f"{self.short_title} ({'preset ' + preset if preset else 'custom variant'})"
+
     def preset_name(self) -> str | None:
         """The name of the preset this variant is, if any."""
         for name, values in self.presets.items():

@@ -50,8 +50,7 @@ CHANCE_SAMPLERS["greener"] = _greener_setup
 def game_title(game: Game) -> str:
     """A short name of the game for messages: its title up to the first colon or bracket
     (``"Petal Battle"``), else its registry name."""
-    title = (getattr(game, "title", "") or "").split(":")[0].split(" (")[0].strip()
-    return title or game.name
+    return game.short_title
 
 
 #: per game: chance node -> its listed outcomes (dice are rolled at every turn of some games)
