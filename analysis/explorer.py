@@ -44,6 +44,10 @@ td, th { padding: 0.15em 0.6em; text-align: left; }
 .muted { color: #777; }
 .error { color: #b00; font-weight: bold; }
 pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
+.matrix td, .matrix th { text-align: center; border: 1px solid #ddd; font-family: monospace; }
+.matrix td.cell a { color: #111; text-decoration: none; display: block; }
+.matrix td.support { outline: 3px solid #222; outline-offset: -3px; font-weight: bold; }
+.matrix .mix { background: #f3f3f3; }
 """
 
 
@@ -167,6 +171,56 @@ def _with_moves(picture: Any, options: list[Any]) -> Any:
         if cell is not None and m.value is not None:
             marks.append((cell, COLOURS[m.value], f"{m.move}: {_move_text(m)}"))
     return dataclasses.replace(picture, marks=tuple(marks)) if marks else picture
+
+
+def _result_colour(v: float) -> str:
+    """A background for an expected result in [-1, 1] (player 1's view): red, white, green."""
+    t = max(-1.0, min(1.0, float(v)))
+    lose, win = (215, 25, 28), (26, 150, 65)
+    end = win if t >= 0 else lose
+    rgb = [round(255 + (c - 255) * abs(t) * 0.75) for c in end]
+    return "#" + "".join(f"{c:02x}" for c in rgb)
+
+
+def payoff_matrix_html(sol: Any, state: Any, href: Any) -> str:
+    """A secret simultaneous choice as its payoff matrix: rows player 1's actions, columns player
+    2's, each cell player 1's expected result (coloured) linking to ``href(joint move name)``; each
+    player's stored optimal mix on the margins with its range over all optimal strategies; the
+    cells both stored mixes play outlined."""
+    from solver.api import SAME_PROBABILITY as same
+
+    rows, cols, a = sol.payoff_matrix(state)
+    mix = sol.lookup(state).strategies or {}
+    ranges = sol.strategy_ranges(state) or {}
+    x = [mix.get("1", {}).get(n, 0.0) for n in rows]
+    y = [mix.get("2", {}).get(n, 0.0) for n in cols]
+    names = [m.move for m in sol.moves(state)]  # joint choices, row-major
+
+    def share(p: str, n: str, v: float) -> str:
+        lo, hi = ranges.get(p, {}).get(n, (v, v))
+        extra = "" if hi - lo <= same else f"<br><small>{lo:.2f}&ndash;{hi:.2f}</small>"
+        return f"{v:.3f}{extra}"
+
+    head = ("<tr><th>player 1 \\ player 2</th>" + "".join(f"<th>{escape(c)}</th>" for c in cols)
+            + "<th class='mix'>player 1's mix</th></tr>")
+    body = []
+    for i, r in enumerate(rows):
+        cells = []
+        for j in range(len(cols)):
+            support = x[i] > same and y[j] > same
+            cells.append(f"<td class='cell{' support' if support else ''}' style='background:"
+                         f"{_result_colour(a[i, j])}'><a href='{href(names[i * len(cols) + j])}' "
+                         f"title='{escape(names[i * len(cols) + j])}'>{a[i, j]:+.3f}</a></td>")
+        body.append(f"<tr><th>{escape(r)}</th>{''.join(cells)}<td class='mix'>{share('1', r, x[i])}</td></tr>")
+    foot = ("<tr><th class='mix'>player 2's mix</th>"
+            + "".join(f"<td class='mix'>{share('2', c, y[j])}</td>" for j, c in enumerate(cols)) + "<td></td></tr>")
+    return (f"<table id='matrix' class='matrix'>{head}{''.join(body)}{foot}</table>"
+            "<p class='muted'>Each cell: player 1's expected result when both play these orders and "
+            "then perfectly (green +1 win, red -1 loss); click a cell to play it. Outlined: the cells "
+            "the stored optimal mixes play. Margins: each player's optimal mix"
+            + (" (and, in small type, each order's range over all optimal mixes, which are not unique here)"
+               if any(hi - lo > same for rr in ranges.values() for lo, hi in rr.values()) else "")
+            + ".</p>")
 
 
 def create_app(tables: str | Path = "tables") -> Flask:
@@ -322,8 +376,11 @@ def create_app(tables: str | Path = "tables") -> Flask:
             f"<div class='row'><div class='board'>{svg(_with_moves(game.picture(state), options))}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
             f"{escape(pv.describe(4))}</p>"
-            f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>"
-            f"{strategies}</div></div>"
+            + (f"<h3>The secret choice as a matrix game</h3>{payoff_matrix_html(sol, state, lambda m: link(moves + [m]))}"
+               f"<details><summary>{kind_title}, as a list</summary><table id='moves'>{''.join(rows)}</table></details>"
+               if pv.kind == "simultaneous" else
+               f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>")
+            + f"{strategies}</div></div>"
             f"<h3>Moves played</h3><p id='played'>{played}</p>"
             f"<h3>Value history</h3>{history}"
             f"<h3>Perfect play from here</h3><ol id='line'>{pv_items}</ol><p class='muted'>{end_text}</p>"

@@ -220,3 +220,37 @@ def test_browser_renders_a_report(tables, tmp_path):
         assert driver.save_screenshot(str(ARTIFACTS / "report-blam-3x3.png"))
     finally:
         driver.quit()
+
+
+def test_secret_choice_is_a_payoff_matrix_with_the_mixes_on_its_margins(client, tables):
+    """Issue 37, item 1: rows player 1's orders, columns player 2's, each cell player 1's expected
+    result linking to that joint choice; the margins hold each player's stored mix (summing to 1),
+    equal to the table's strategies."""
+    import html as html_lib
+    from urllib.parse import quote_plus
+
+    from solver.api import load
+
+    vid = ("petals=4,run=2,per_size=1,opening=large-opposite,tie_start=alternate,actions=up-to,"
+           "sequencing=secret,bump_origin=occupied")
+    page = client.get("/v/petal/" + vid).get_data(as_text=True)
+    table = re.search(r"<table id='matrix'.*?</table>", page, re.S).group(0)
+    body_rows = re.findall(r"<tr><th>(\w+)</th>(.*?)</tr>", table, re.S)
+    assert [r for r, _ in body_rows] == ["SML", "SLM", "MSL", "MLS", "LSM", "LMS"]
+    game = make_game("petal", petals=4, run=2, per_size=1)
+    sol = load(game, out=tables)
+    rows, cols, a = sol.payoff_matrix(game.initial_state())
+    mix = sol.lookup(game.initial_state()).strategies
+    for i, (r, cells) in enumerate(body_rows):
+        values = [float(v) for v in re.findall(r">([+-]\d\.\d{3})</a>", cells)]
+        assert values == pytest.approx(a[i], abs=5e-4)
+        links = [html_lib.unescape(h) for h in re.findall(r"href='([^']*)'", cells)]
+        assert links[0].endswith("moves=" + quote_plus(f"{r}/SML"))
+        shown = float(re.search(r"<td class='mix'>([\d.]+)", cells).group(1))
+        assert shown == pytest.approx(mix["1"][r], abs=5e-4)
+    foot = re.findall(r"<td class='mix'>([\d.]+)", table.split("player 2's mix")[1])
+    assert sum(float(v) for v in foot) == pytest.approx(1.0, abs=2e-3)
+    assert [float(v) for v in foot] == pytest.approx([mix["2"][c] for c in cols], abs=5e-4)
+    # a cell's link plays that joint choice: the next page is inside the round
+    nxt = client.get(html_lib.unescape(re.search(r"href='([^']*)'", body_rows[0][1]).group(1)))
+    assert nxt.status_code == 200 and "id='matrix'" not in nxt.get_data(as_text=True)
