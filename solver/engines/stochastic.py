@@ -32,7 +32,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
-from solver.core.arrays import ranges as _ranges, unique
+from solver.core.arrays import CodedFloats, ranges as _ranges, unique
 from solver.engines.graph import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports
@@ -151,9 +151,13 @@ def prepare(graph: Graph, tiers: np.ndarray | None) -> Prepared:
             raise ValueError("the graph has chance nodes but no probabilities")
         prob = np.ones(len(child), dtype=np.float64)
     else:
-        prob = np.asarray(graph.probs, dtype=np.float64)
+        # a CodedFloats (one-byte codes into a table of float64, from the tiered dice solver) is
+        # kept coded: it is only indexed (``prob[e]``), which gives the same float64 values
+        # (decoded where simultaneous nodes are, whose engine writes its strategies into a copy)
+        coded = isinstance(graph.probs, CodedFloats) and not np.any(kind == int(NodeKind.SIMULTANEOUS))
+        prob = graph.probs if coded else np.asarray(graph.probs, dtype=np.float64)
         if not bool(np.all(prob[~chance_edge] == 1.0)):  # not 1.0 off chance nodes: a copy that is
-            prob = np.where(chance_edge, prob, 1.0)
+            prob = np.where(chance_edge, np.asarray(prob, dtype=np.float64), 1.0)
         # (else the graph's own array is used: never written to here)
     if tiers is None:  # one tier: no move can fall (and no two int64 arrays per move to check it)
         tiers = np.zeros(n, dtype=np.int8)

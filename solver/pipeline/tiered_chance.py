@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import SortedLookup, lookup_sorted, unique
+from solver.core.arrays import FloatCoder, SortedLookup, lookup_sorted, unique
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
 from solver.engines.value_iteration import value_iteration
@@ -110,7 +110,9 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     n = len(keys)
     deg = np.zeros(n, np.int64)
     kids_parts: list[np.ndarray] = []
-    prob_parts: list[np.ndarray] = []
+    # probabilities as one-byte codes into a table of the few distinct ones (the same float64
+    # values when looked up): one byte per move instead of eight, for the whole solve
+    prob_coder = FloatCoder()
     for s, exp in tierwork.expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
@@ -118,11 +120,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         result[s : s + m] = exp.result
         deg[s : s + m] = np.diff(exp.offsets)
         kids_parts.append(np.asarray(exp.children, dtype=np.uint64))
-        prob_parts.append(np.ones(len(exp.children)) if exp.probs is None
-                          else np.asarray(exp.probs, dtype=np.float64))
+        prob_coder.add(np.ones(len(exp.children)) if exp.probs is None
+                       else np.asarray(exp.probs, dtype=np.float64))
     kids = np.concatenate(kids_parts) if kids_parts else np.empty(0, np.uint64)
-    probs = np.concatenate(prob_parts) if prob_parts else np.empty(0)
-    del kids_parts, prob_parts
+    probs = prob_coder.finish()
+    del kids_parts, prob_coder
     t_expand = time.perf_counter() - t0
     # children inside the tier: their rows (discovery already refused simultaneous nodes and
     # tiers that fall; a tier this one's discovery did not record is refused below)
@@ -141,11 +143,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         keys=np.concatenate([keys, cat(out_keys, np.uint64)]),
         kind=np.concatenate([kind, np.full(b, NodeKind.TERMINAL, np.int8)]),
         to_move=np.concatenate([to_move, cat(out_player, np.int8)]),
-        ply=np.zeros(n + b, np.uint16),
+        ply=np.broadcast_to(np.uint16(0), (n + b,)),  # not read by the engine: no memory
         offsets=np.concatenate([[0], np.cumsum(deg), np.full(b, deg.sum())]).astype(np.int64),
         child=child, probs=probs,
         result=np.concatenate([result, np.zeros(b, np.int8)]),
-        margin=np.zeros(n + b, np.int32), root=0, symmetry=run.symmetry,
+        margin=np.broadcast_to(np.int32(0), (n + b,)), root=0, symmetry=run.symmetry,
     )
     keys = graph.keys[:n]  # a view: the tier's keys are not held twice
     # win and loss probabilities of the terminal rows, +0.0 on the others: the engine then reads
