@@ -445,9 +445,7 @@ def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> 
 
 def _linear_solve(
     m: int,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    vals: np.ndarray,
+    entries: list[np.ndarray],
     b: np.ndarray,
     keep: np.ndarray,
     passthrough: np.ndarray,
@@ -457,10 +455,16 @@ def _linear_solve(
     ``passthrough`` marks rows with at most one entry (decision nodes under fixed strategies):
     they are eliminated first (chains followed by pointer doubling), so the sparse LU sees only
     the other rows (chance nodes), a much smaller system.
+
+    ``entries`` is ``[rows, cols, vals]`` of ``A`` and is emptied: the solve lets each array go
+    as soon as it has used it (the caller keeps no other reference), so they are not held beside
+    the reduced system's arrays, the solve's memory peak.
     """
     from scipy.sparse import identity
     from scipy.sparse.linalg import spsolve
 
+    rows, cols, vals = entries
+    entries.clear()
     x = np.zeros(m)
     if not keep.any():
         return x
@@ -489,12 +493,14 @@ def _linear_solve(
     # substitute the pass-through rows into the others
     other = ~single
     r, c0, v0 = rows[other], cols[other], vals[other]
-    del single, other
+    del single, other, rows, cols, vals
     rhs = np.where(passthrough, 0.0, b)
     via = passthrough[c0]
     rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
-    c = np.where(via, ptr[c0], c0)
     v = np.where(via, v0 * coef[c0], v0)
+    del v0
+    c = np.where(via, ptr[c0], c0)
+    del c0, via
     ok = (c >= 0) & keep[r]
     c = np.maximum(c, 0)
     ok &= keep[c]
@@ -505,9 +511,11 @@ def _linear_solve(
         pos[idx] = np.arange(len(idx))
         ok &= solve[c]
         k = len(idx)
-        a = csr_matrix((v[ok], (pos[r[ok]], pos[c[ok]])), shape=(k, k))
+        r, c, v = r[ok], c[ok], v[ok]  # (each the only copy of its array: one at a time)
+        del ok
+        a = csr_matrix((v, (pos[r], pos[c])), shape=(k, k))
         # the per-entry arrays and the matrix are let go before the factorisation, the peak
-        del r, c0, v0, via, c, v, ok, pos
+        del r, c, v, pos
         lhs = (identity(k, format="csr") - a).tocsc()
         del a
         try:
@@ -553,7 +561,8 @@ def _strategy_iteration(
 
     def greedy(current: np.ndarray | None, who: int | None) -> tuple[np.ndarray, bool]:
         """The choice mask after switching ``who``'s nodes to strictly better moves."""
-        c = w * value[ch]
+        c = value[ch]
+        c *= w  # (the products of ``w * value[ch]``, without a second array per move)
         node_max = np.full(m, -np.inf)
         node_max[owners] = np.maximum.reduceat(c, starts)
         top = c >= node_max[loc]
@@ -589,7 +598,9 @@ def _strategy_iteration(
         del ui
         keep = _reaching(m, rows, cols, exits)
         del exits
-        x = _linear_solve(m, rows, cols, vals, b, keep, passthrough)
+        entries = [rows, cols, vals]
+        del rows, cols, vals  # the solve lets them go
+        x = _linear_solve(m, entries, b, keep, passthrough)
         if x is None:
             return False
         value[nodes] = x
@@ -717,7 +728,9 @@ def _solve_policy(
     vals = np.concatenate([p, p])
     del p
     dec = np.concatenate([decision, decision])
-    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
+    entries = [rows, cols, vals]
+    del rows, cols, vals  # the solve lets them go
+    x = _linear_solve(2 * m, entries, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
     if x is None:
         return None
     return x[:m], x[m:]
