@@ -352,26 +352,30 @@ def iterate_loop(
     """
     kind = sys.kind
     in_loop[nodes] = True
-    e, loc = edges_of(sys, nodes, active)
-    ch = sys.child[e]
-    internal = in_loop[ch]
-    w = weight[e] * np.where(internal, lam, 1.0)
-    del e  # not needed past here (one int64 per move)
     node_kind = kind[nodes]
+
+    def moves(of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(local parent, child row, weight, inside the set)`` of the (active) moves of the
+        positions ``of``: each move's weight times ``lam`` when it stays inside the set."""
+        e, loc = edges_of(sys, of, active)
+        ch = sys.child[e]
+        internal = in_loop[ch]
+        w = weight[e] * np.where(internal, lam, 1.0)
+        return loc, ch, w, internal
 
     def build_blocks() -> list[tuple]:
         """The sweeps' arrays, per node kind: the moves inside the set and the fixed part of
         each position's equation from the moves that leave it (their children's values do not
-        change while the set is solved, so building again gives the same arrays)."""
+        change while the set is solved, so building again gives the same arrays). Built from
+        each kind's own moves, so the moves of the whole set are not held beside them: the
+        same arrays as selecting each kind's moves from those of the whole set."""
         blocks = []
         for k in (_CHANCE, _DECISION):
             sel = node_kind == k
             if not sel.any():
                 continue
             bn = nodes[sel]
-            rank = np.cumsum(sel, dtype=loc.dtype) - 1
-            esel = sel[loc]
-            bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
+            bloc, bch, bw, bint = moves(bn)
             ext = ~bint
             contrib_ext = bw[ext] * value[bch[ext]]
             base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
@@ -409,9 +413,9 @@ def iterate_loop(
             break
         if warmup_sweeps and sweeps >= warmup_sweeps:
             # the sweeps' copies of the moves (three arrays per move) are let go while strategy
-            # iteration, the solve's memory peak, holds its own; built again for the sweeps after
+            # iteration holds the moves of the whole set; built again for the sweeps after
             blocks = []
-            evaluations = _strategy_iteration(sys, nodes, loc, ch, w, internal, value)
+            evaluations = _strategy_iteration(sys, nodes, *moves(nodes), value)
             blocks = build_blocks()
             if evaluations < 0:  # a failed solve: plain sweeps only
                 warmup_sweeps = 0
