@@ -44,12 +44,15 @@ from solver.pipeline import memory, tierwork
 from solver.tables import positions_frames, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
-#: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3, whose
-#: largest tier (1,653,696 positions, 4.3 moves each) peaks 591 bytes per position above the RSS
-#: after imports (median of 3; 1,000 before int32 rows and edge ids, int8 kinds, no held weight,
-#: edge-id or slot arrays, and the sweeps' copies let go during strategy iteration). The peak is
-#: now the policy solve of the tier's cyclic part (its sparse system and LU factors)
-BYTES_PER_TIER_POSITION = 650
+#: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3 with
+#: ``python -m solver.bench --tiered --case carrots:3x3 --repeat 3`` (median of 3: peak 948 MB,
+#: 214 bytes per position of the variant above the RSS after imports, i.e. 504 per position of
+#: its largest tier, 1,653,696 positions with 4.3 moves each). It was 591 before probabilities
+#: held as one-byte codes, best moves computed in blocks and the policy solve letting its entries
+#: go as soon as used (1,000 before int32 rows and edge ids, int8 kinds, no held weight, edge-id
+#: or slot arrays). The peak is now the strategy iteration and the policy solve of the tier's
+#: cyclic part (their per-move arrays and reduced systems; the LU factors themselves are small)
+BYTES_PER_TIER_POSITION = 555
 
 #: the columns of a finished chance tier that the tiers reaching it read
 CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
