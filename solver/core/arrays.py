@@ -142,3 +142,79 @@ def group_by(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(values, minlength=n), out=offsets[1:])
     return offsets, _counting_order(values, n, offsets)
+
+
+class CodedFloats:
+    """A ``float64`` array of few distinct values held as ``uint8`` codes into a table of them.
+
+    ``coded[idx]`` is ``table[codes[idx]]``: the very float64 values (looked up, never rounded),
+    for one byte per entry instead of eight. The dice of a chance game give a handful of distinct
+    probabilities, so its per-move probabilities are held this way (:class:`FloatCoder`).
+    ``np.asarray(coded)`` gives the whole float64 array.
+    """
+
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray) -> None:
+        self.codes = np.asarray(codes, dtype=np.uint8)
+        self.table = np.asarray(table, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self.codes),)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.codes.nbytes + self.table.nbytes)
+
+    def __getitem__(self, idx: object) -> np.ndarray:
+        return self.table[self.codes[idx]]
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        out = self.table[self.codes]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+
+class FloatCoder:
+    """Builds a :class:`CodedFloats` from float64 chunks given one at a time, so the whole
+    float64 array never exists; past 256 distinct values it keeps the floats instead
+    (:meth:`finish` then returns a plain ``float64`` array, the same values)."""
+
+    def __init__(self) -> None:
+        self.code_of: dict[int, int] = {}  # float64 bit pattern -> code
+        self.parts: list[np.ndarray] = []
+        self.coded = True
+
+    def add(self, chunk: np.ndarray) -> None:
+        chunk = np.asarray(chunk, dtype=np.float64)
+        if self.coded and not len(chunk):
+            return
+        if self.coded:
+            bits = chunk.view(np.int64)
+            distinct = unique(bits)
+            for b in distinct.tolist():
+                self.code_of.setdefault(b, len(self.code_of))
+            if len(self.code_of) <= 256:
+                lut = np.array([self.code_of[b] for b in distinct.tolist()], dtype=np.uint8)
+                self.parts.append(lut[np.searchsorted(distinct, bits)])
+                return
+            table = self._table()
+            self.parts = [table[p] for p in self.parts]
+            self.coded = False
+        self.parts.append(chunk)
+
+    def _table(self) -> np.ndarray:
+        table = np.zeros(len(self.code_of), dtype=np.int64)
+        for b, c in self.code_of.items():
+            table[c] = b
+        return table.view(np.float64)
+
+    def finish(self) -> "CodedFloats | np.ndarray":
+        if not self.coded:
+            return np.concatenate(self.parts) if self.parts else np.empty(0)
+        codes = np.concatenate(self.parts) if self.parts else np.empty(0, np.uint8)
+        self.parts = []
+        return CodedFloats(codes, self._table())

@@ -32,7 +32,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from solver.core.game import NodeKind
-from solver.core.arrays import ranges as _ranges, unique
+from solver.core.arrays import CodedFloats, ranges as _ranges, unique
 from solver.engines.graph import Graph
 
 #: callback(stage, tier, sweeps_so_far, residual) for progress reports
@@ -151,9 +151,13 @@ def prepare(graph: Graph, tiers: np.ndarray | None) -> Prepared:
             raise ValueError("the graph has chance nodes but no probabilities")
         prob = np.ones(len(child), dtype=np.float64)
     else:
-        prob = np.asarray(graph.probs, dtype=np.float64)
+        # a CodedFloats (one-byte codes into a table of float64, from the tiered dice solver) is
+        # kept coded: it is only indexed (``prob[e]``), which gives the same float64 values
+        # (decoded where simultaneous nodes are, whose engine writes its strategies into a copy)
+        coded = isinstance(graph.probs, CodedFloats) and not np.any(kind == int(NodeKind.SIMULTANEOUS))
+        prob = graph.probs if coded else np.asarray(graph.probs, dtype=np.float64)
         if not bool(np.all(prob[~chance_edge] == 1.0)):  # not 1.0 off chance nodes: a copy that is
-            prob = np.where(chance_edge, prob, 1.0)
+            prob = np.where(chance_edge, np.asarray(prob, dtype=np.float64), 1.0)
         # (else the graph's own array is used: never written to here)
     if tiers is None:  # one tier: no move can fall (and no two int64 arrays per move to check it)
         tiers = np.zeros(n, dtype=np.int8)
@@ -348,26 +352,30 @@ def iterate_loop(
     """
     kind = sys.kind
     in_loop[nodes] = True
-    e, loc = edges_of(sys, nodes, active)
-    ch = sys.child[e]
-    internal = in_loop[ch]
-    w = weight[e] * np.where(internal, lam, 1.0)
-    del e  # not needed past here (one int64 per move)
     node_kind = kind[nodes]
+
+    def moves(of: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(local parent, child row, weight, inside the set)`` of the (active) moves of the
+        positions ``of``: each move's weight times ``lam`` when it stays inside the set."""
+        e, loc = edges_of(sys, of, active)
+        ch = sys.child[e]
+        internal = in_loop[ch]
+        w = weight[e] * np.where(internal, lam, 1.0)
+        return loc, ch, w, internal
 
     def build_blocks() -> list[tuple]:
         """The sweeps' arrays, per node kind: the moves inside the set and the fixed part of
         each position's equation from the moves that leave it (their children's values do not
-        change while the set is solved, so building again gives the same arrays)."""
+        change while the set is solved, so building again gives the same arrays). Built from
+        each kind's own moves, so the moves of the whole set are not held beside them: the
+        same arrays as selecting each kind's moves from those of the whole set."""
         blocks = []
         for k in (_CHANCE, _DECISION):
             sel = node_kind == k
             if not sel.any():
                 continue
             bn = nodes[sel]
-            rank = np.cumsum(sel, dtype=loc.dtype) - 1
-            esel = sel[loc]
-            bloc, bint, bch, bw = rank[loc[esel]], internal[esel], ch[esel], w[esel]
+            bloc, bch, bw, bint = moves(bn)
             ext = ~bint
             contrib_ext = bw[ext] * value[bch[ext]]
             base_sum = np.bincount(bloc[ext], weights=contrib_ext, minlength=len(bn))
@@ -405,9 +413,9 @@ def iterate_loop(
             break
         if warmup_sweeps and sweeps >= warmup_sweeps:
             # the sweeps' copies of the moves (three arrays per move) are let go while strategy
-            # iteration, the solve's memory peak, holds its own; built again for the sweeps after
+            # iteration holds the moves of the whole set; built again for the sweeps after
             blocks = []
-            evaluations = _strategy_iteration(sys, nodes, loc, ch, w, internal, value)
+            evaluations = _strategy_iteration(sys, nodes, *moves(nodes), value)
             blocks = build_blocks()
             if evaluations < 0:  # a failed solve: plain sweeps only
                 warmup_sweeps = 0
@@ -441,9 +449,7 @@ def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> 
 
 def _linear_solve(
     m: int,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    vals: np.ndarray,
+    entries: list[np.ndarray],
     b: np.ndarray,
     keep: np.ndarray,
     passthrough: np.ndarray,
@@ -453,10 +459,16 @@ def _linear_solve(
     ``passthrough`` marks rows with at most one entry (decision nodes under fixed strategies):
     they are eliminated first (chains followed by pointer doubling), so the sparse LU sees only
     the other rows (chance nodes), a much smaller system.
+
+    ``entries`` is ``[rows, cols, vals]`` of ``A`` and is emptied: the solve lets each array go
+    as soon as it has used it (the caller keeps no other reference), so they are not held beside
+    the reduced system's arrays, the solve's memory peak.
     """
     from scipy.sparse import identity
     from scipy.sparse.linalg import spsolve
 
+    rows, cols, vals = entries
+    entries.clear()
     x = np.zeros(m)
     if not keep.any():
         return x
@@ -485,12 +497,14 @@ def _linear_solve(
     # substitute the pass-through rows into the others
     other = ~single
     r, c0, v0 = rows[other], cols[other], vals[other]
-    del single, other
+    del single, other, rows, cols, vals
     rhs = np.where(passthrough, 0.0, b)
     via = passthrough[c0]
     rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
-    c = np.where(via, ptr[c0], c0)
     v = np.where(via, v0 * coef[c0], v0)
+    del v0
+    c = np.where(via, ptr[c0], c0)
+    del c0, via
     ok = (c >= 0) & keep[r]
     c = np.maximum(c, 0)
     ok &= keep[c]
@@ -501,9 +515,11 @@ def _linear_solve(
         pos[idx] = np.arange(len(idx))
         ok &= solve[c]
         k = len(idx)
-        a = csr_matrix((v[ok], (pos[r[ok]], pos[c[ok]])), shape=(k, k))
+        r, c, v = r[ok], c[ok], v[ok]  # (each the only copy of its array: one at a time)
+        del ok
+        a = csr_matrix((v, (pos[r], pos[c])), shape=(k, k))
         # the per-entry arrays and the matrix are let go before the factorisation, the peak
-        del r, c0, v0, via, c, v, ok, pos
+        del r, c, v, pos
         lhs = (identity(k, format="csr") - a).tocsc()
         del a
         try:
@@ -549,7 +565,8 @@ def _strategy_iteration(
 
     def greedy(current: np.ndarray | None, who: int | None) -> tuple[np.ndarray, bool]:
         """The choice mask after switching ``who``'s nodes to strictly better moves."""
-        c = w * value[ch]
+        c = value[ch]
+        c *= w  # (the products of ``w * value[ch]``, without a second array per move)
         node_max = np.full(m, -np.inf)
         node_max[owners] = np.maximum.reduceat(c, starts)
         top = c >= node_max[loc]
@@ -585,7 +602,9 @@ def _strategy_iteration(
         del ui
         keep = _reaching(m, rows, cols, exits)
         del exits
-        x = _linear_solve(m, rows, cols, vals, b, keep, passthrough)
+        entries = [rows, cols, vals]
+        del rows, cols, vals  # the solve lets them go
+        x = _linear_solve(m, entries, b, keep, passthrough)
         if x is None:
             return False
         value[nodes] = x
@@ -713,7 +732,9 @@ def _solve_policy(
     vals = np.concatenate([p, p])
     del p
     dec = np.concatenate([decision, decision])
-    x = _linear_solve(2 * m, rows, cols, vals, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
+    entries = [rows, cols, vals]
+    del rows, cols, vals  # the solve lets them go
+    x = _linear_solve(2 * m, entries, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
     if x is None:
         return None
     return x[:m], x[m:]

@@ -178,7 +178,6 @@ def value_iteration(
     sys = prep.sys
     schedule = build_schedule(sys, tiers)
     loop_id = schedule.loop_id
-    looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
 
     terminal = kind == _TERMINAL
     if terminal_probs is None:
@@ -213,11 +212,7 @@ def value_iteration(
                 acc[k_] = max(acc.get(k_, 0), v_) if k_ == "residual" else acc.get(k_, 0) + v_
 
         # 2. strategies: the best move of every decision node --------------------------------
-        q = weight[:]  # (in place below: the same products, one array per move fewer)
-        q *= value[child]
-        q *= np.where(looping, lam, 1.0)
-        best = first_best(kind, parent, offsets, deg, q)
-        del q  # one float per move: the peak is later, beside the certificate's arrays
+        best = _best_moves(sys, parent, loop_id, weight, value, lam)
 
         # 3. what those strategies earn: win/loss probabilities, undiscounted ----------------
         active = chance_edge.copy()
@@ -282,6 +277,35 @@ class _SignedProbs:
         return np.where(self.same[e], p, -p)
 
 
+def _position_blocks(offsets: np.ndarray, n: int, block: int) -> Any:
+    """``(a, b, e0, e1)``: consecutive blocks of positions ``a:b`` whose moves ``e0:e1`` number
+    about ``block`` (at least one position each), covering every position once."""
+    a = 0
+    while a < n:
+        b = int(np.searchsorted(offsets, offsets[a] + block, side="right")) - 1
+        b = min(max(b, a + 1), n)
+        yield a, b, int(offsets[a]), int(offsets[b])
+        a = b
+
+
+def _best_moves(sys: System, parent: np.ndarray, loop_id: np.ndarray, weight: "_SignedProbs", value: np.ndarray,
+                lam: float, block: int = 1 << 20) -> np.ndarray:
+    """``int64[n]``: each decision node's first best move under ``value`` (moves inside a cyclic
+    component discounted by ``lam``), -1 elsewhere. Computed over blocks of positions with about
+    ``block`` moves each: the products are those of the whole-array computation, in the same
+    order, without three floats per move held at once."""
+    best = np.full(sys.n, -1, dtype=np.int64)
+    for a, b, e0, e1 in _position_blocks(sys.offsets, sys.n, block):
+        ch, par = sys.child[e0:e1], parent[e0:e1]
+        q = weight[e0:e1]
+        q *= value[ch]
+        looping = (loop_id[par] >= 0) & (loop_id[par] == loop_id[ch])
+        q *= np.where(looping, lam, 1.0)
+        got = first_best(sys.kind[a:b], par - a, sys.offsets[a : b + 1] - e0, sys.deg[a:b], q)
+        best[a:b] = np.where(got >= 0, got + e0, -1)
+    return best
+
+
 def _bellman_residual(sys: System, parent: np.ndarray, same: np.ndarray, prob: np.ndarray, value: np.ndarray,
                       block: int = 1 << 22) -> float:
     """Largest ``|v - (max or expectation over the moves)|`` over the non-terminal positions.
@@ -289,23 +313,17 @@ def _bellman_residual(sys: System, parent: np.ndarray, same: np.ndarray, prob: n
     temporaries stay small (it runs when the solver's memory is at its peak)."""
     if not len(sys.child):
         return 0.0
-    n, offsets = sys.n, sys.offsets
     worst = 0.0
-    a = 0
-    while a < n:
-        b = int(np.searchsorted(offsets, offsets[a] + block, side="right")) - 1
-        b = min(max(b, a + 1), n)
-        e0, e1 = int(offsets[a]), int(offsets[b])
+    for a, b, e0, e1 in _position_blocks(sys.offsets, sys.n, block):
         q = value[sys.child[e0:e1]]
         q = np.where(same[e0:e1], q, -q)
-        best = edge_max(q, offsets[a : b + 1] - e0, sys.deg[a:b])
+        best = edge_max(q, sys.offsets[a : b + 1] - e0, sys.deg[a:b])
         mean = np.bincount(parent[e0:e1] - a, weights=prob[e0:e1] * q, minlength=b - a)
         kind = sys.kind[a:b]
         inner = kind != _TERMINAL
         if inner.any():
             rhs = np.where(kind == _DECISION, best, mean)
             worst = max(worst, float(np.max(np.abs(rhs[inner] - value[a:b][inner]))))
-        a = b
     return worst
 
 

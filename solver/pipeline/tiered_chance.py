@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import SortedLookup, lookup_sorted, unique
+from solver.core.arrays import FloatCoder, SortedLookup, lookup_sorted, unique
 from solver.core.game import NodeKind
 from solver.engines.enumerate import Graph
 from solver.engines.value_iteration import value_iteration
@@ -44,12 +44,15 @@ from solver.pipeline import memory, tierwork
 from solver.tables import positions_frames, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
-#: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3, whose
-#: largest tier (1,653,696 positions, 4.3 moves each) peaks 591 bytes per position above the RSS
-#: after imports (median of 3; 1,000 before int32 rows and edge ids, int8 kinds, no held weight,
-#: edge-id or slot arrays, and the sweeps' copies let go during strategy iteration). The peak is
-#: now the policy solve of the tier's cyclic part (its sparse system and LU factors)
-BYTES_PER_TIER_POSITION = 650
+#: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3 with
+#: ``python -m solver.bench --tiered --case carrots:3x3 --repeat 3`` (median of 3: peak 948 MB,
+#: 214 bytes per position of the variant above the RSS after imports, i.e. 504 per position of
+#: its largest tier, 1,653,696 positions with 4.3 moves each). It was 591 before probabilities
+#: held as one-byte codes, best moves computed in blocks and the policy solve letting its entries
+#: go as soon as used (1,000 before int32 rows and edge ids, int8 kinds, no held weight, edge-id
+#: or slot arrays). The peak is now the strategy iteration and the policy solve of the tier's
+#: cyclic part (their per-move arrays and reduced systems; the LU factors themselves are small)
+BYTES_PER_TIER_POSITION = 555
 
 #: the columns of a finished chance tier that the tiers reaching it read
 CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
@@ -110,7 +113,9 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     n = len(keys)
     deg = np.zeros(n, np.int64)
     kids_parts: list[np.ndarray] = []
-    prob_parts: list[np.ndarray] = []
+    # probabilities as one-byte codes into a table of the few distinct ones (the same float64
+    # values when looked up): one byte per move instead of eight, for the whole solve
+    prob_coder = FloatCoder()
     for s, exp in tierwork.expansions(run, keys):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
@@ -118,11 +123,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         result[s : s + m] = exp.result
         deg[s : s + m] = np.diff(exp.offsets)
         kids_parts.append(np.asarray(exp.children, dtype=np.uint64))
-        prob_parts.append(np.ones(len(exp.children)) if exp.probs is None
-                          else np.asarray(exp.probs, dtype=np.float64))
+        prob_coder.add(np.ones(len(exp.children)) if exp.probs is None
+                       else np.asarray(exp.probs, dtype=np.float64))
     kids = np.concatenate(kids_parts) if kids_parts else np.empty(0, np.uint64)
-    probs = np.concatenate(prob_parts) if prob_parts else np.empty(0)
-    del kids_parts, prob_parts
+    probs = prob_coder.finish()
+    del kids_parts, prob_coder
     t_expand = time.perf_counter() - t0
     # children inside the tier: their rows (discovery already refused simultaneous nodes and
     # tiers that fall; a tier this one's discovery did not record is refused below)
@@ -141,11 +146,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         keys=np.concatenate([keys, cat(out_keys, np.uint64)]),
         kind=np.concatenate([kind, np.full(b, NodeKind.TERMINAL, np.int8)]),
         to_move=np.concatenate([to_move, cat(out_player, np.int8)]),
-        ply=np.zeros(n + b, np.uint16),
+        ply=np.broadcast_to(np.uint16(0), (n + b,)),  # not read by the engine: no memory
         offsets=np.concatenate([[0], np.cumsum(deg), np.full(b, deg.sum())]).astype(np.int64),
         child=child, probs=probs,
         result=np.concatenate([result, np.zeros(b, np.int8)]),
-        margin=np.zeros(n + b, np.int32), root=0, symmetry=run.symmetry,
+        margin=np.broadcast_to(np.int32(0), (n + b,)), root=0, symmetry=run.symmetry,
     )
     keys = graph.keys[:n]  # a view: the tier's keys are not held twice
     # win and loss probabilities of the terminal rows, +0.0 on the others: the engine then reads
