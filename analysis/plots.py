@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 __all__ = [
@@ -324,6 +324,30 @@ def sweep_bars(ax: Axes, labels: Sequence[str], values: Sequence[float | None], 
         ax.set_ylim(-1.05, 1.05)
     return _finish(ax, title, "variant", ylabel)
 
+
+
+def payoff_matrix(ax: Axes, rows: Sequence[str], cols: Sequence[str], payoff: np.ndarray,
+                  row_mix: Sequence[float], col_mix: Sequence[float], *, row_label: str = "player 1",
+                  col_label: str = "player 2", title: str = "The first secret choice as a matrix game") -> Axes:
+    """A secret choice's payoff matrix: each cell the row player's expected result on a
+    red-white-green scale (-1..+1) with its number, the cells both mixes play outlined, and each
+    player's optimal mix written on the margins (rows: right, columns: below their names)."""
+    a = np.asarray(payoff, dtype=np.float64)
+    ax.imshow(a, cmap="RdYlGn", vmin=-1.8, vmax=1.8, aspect="auto")  # pale ends: the numbers stay legible
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            ax.text(j, i, f"{a[i, j]:+.2f}", ha="center", va="center", fontsize=8)
+            if row_mix[i] > 1e-6 and col_mix[j] > 1e-6:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2.2, ec="black"))
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels([f"{c}\n{q:.2f}" for c, q in zip(cols, col_mix)], fontsize=8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{r}  {q:.2f}" for r, q in zip(rows, row_mix)], fontsize=8)
+    ax.tick_params(length=0)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(f"{col_label}'s choice and its probability in the optimal mix", fontsize=8)
+    ax.set_ylabel(f"{row_label}'s choice and its probability", fontsize=8)
+    return ax
 
 
 def mixed_strategies(ax: Axes, names: Sequence[str], mixes: Mapping[str, Sequence[float]], *,

@@ -563,6 +563,11 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
               [[r] + [f"{A[i, j]:+.3f}" for j in range(len(cols))] for i, r in enumerate(rows)])
     sec.note(f"The matrix gives {p1}'s expected result for each pair of choices when both play "
              "perfectly afterwards (+1 = win, -1 = loss).")
+    doc.new_figure("secret_matrix", lambda ax: plots.payoff_matrix(
+        ax, rows, cols, A, x, y, row_label=p1, col_label=p2), size=(7.0, 4.6))
+    sec.figure("secret_matrix", f"The first secret choice as a matrix game: each cell {p1}'s expected "
+               "result (green: win, red: loss), each player's optimal mix beside its choices, the cells "
+               "both mixes play outlined.")
     # how much simple strategies give away at this choice (the opponent answers with its best reply)
     common1, common2 = int(np.argmax(x)), int(np.argmax(y))
     p1_pure = float(A[common1].min())
