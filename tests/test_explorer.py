@@ -254,3 +254,54 @@ def test_secret_choice_is_a_payoff_matrix_with_the_mixes_on_its_margins(client, 
     # a cell's link plays that joint choice: the next page is inside the round
     nxt = client.get(html_lib.unescape(re.search(r"href='([^']*)'", body_rows[0][1]).group(1)))
     assert nxt.status_code == 200 and "id='matrix'" not in nxt.get_data(as_text=True)
+
+
+def test_browser_shows_the_secret_choice_matrix_and_a_cell_click_plays_it(tables, capsys):
+    """Issue 37, item 6: in Chromium the matrix renders, each player's margin sums to 1 and equals
+    what `pyramids show --json` gives, and clicking a cell plays that joint choice."""
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    from analysis.explorer import serve
+    from tests.clirun import run
+
+    code, out, err = run(capsys, "show", "petal", "--set", "petals=4", "--set", "run=2", "--set", "per_size=1",
+                         "--out", str(tables), "--json")
+    assert code == 0, err
+    shown = json.loads(out)["strategies"]
+    started = threading.Event()
+    holder = {}
+
+    def ready(server):
+        holder["server"] = server
+        started.set()
+
+    threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True).start()
+    assert started.wait(30)
+    base = f"http://127.0.0.1:{holder['server'].server_port}"
+    driver = _chrome()
+    try:
+        driver.get(base + "/")
+        driver.find_element(By.CSS_SELECTOR, "a.variant[href*='petal']").click()
+        matrix = driver.find_element(By.ID, "matrix")
+        rows = matrix.find_elements(By.TAG_NAME, "tr")
+        names2 = [th.text for th in rows[0].find_elements(By.TAG_NAME, "th")[1:-1]]
+        p1 = {r.find_element(By.TAG_NAME, "th").text: float(r.find_elements(By.CSS_SELECTOR, "td.mix")[0].text.split()[0])
+              for r in rows[1:-1]}
+        p2 = [float(td.text.split()[0]) for td in rows[-1].find_elements(By.CSS_SELECTOR, "td.mix")]
+        assert sum(p1.values()) == pytest.approx(1, abs=2e-3) and sum(p2) == pytest.approx(1, abs=2e-3)
+        assert p1 == pytest.approx(shown["1"], abs=5e-4)
+        assert dict(zip(names2, p2)) == pytest.approx(shown["2"], abs=5e-4)
+        before = driver.find_element(By.ID, "value").text
+        cell = matrix.find_elements(By.CSS_SELECTOR, "td.cell a")[0]
+        joint = cell.get_attribute("title")
+        cell.click()
+        assert driver.find_elements(By.ID, "matrix") == []  # inside the round now
+        assert joint in driver.find_element(By.ID, "played").text
+        assert driver.find_element(By.ID, "value").text != before
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert driver.save_screenshot(str(ARTIFACTS / "explorer-petal-after-a-matrix-click.png"))
+    finally:
+        driver.quit()
+        holder["server"].shutdown()
