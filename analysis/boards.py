@@ -137,6 +137,26 @@ def _el(tag: str, attrs: Sequence[tuple[str, object]], text: str | None = None) 
     return f"<{_head(tag, attrs)}>{_xml_text(text)}</{tag}>"
 
 
+#: what each colour key stands for, as a legend says it
+COLOUR_NAMES: dict[str, str] = {
+    "A": "player A", "B": "player B", "black": "black", "white": "white", "green": "green",
+    "p1": "player 1", "p2": "player 2", "p3": "player 3", "p4": "player 4",
+    "red": "red", "yellow": "yellow", "blue": "blue", "wall": "wall (neutral)",
+}
+
+
+def legend(picture: Picture) -> list[tuple[str, str]]:
+    """``(fill, words)`` for each piece colour on the board, in the palette's order (colours given
+    directly as ``#rrggbb`` are named by their code), then the outline of highlighted cells; the
+    explorer draws it beside the board."""
+    present = {piece.colour for stack in picture.cells for piece in stack}
+    out = [(_fill(c), f"{COLOUR_NAMES[c]} pyramid") for c in PALETTE if c in present]
+    out += [(c, f"{c} pyramid") for c in sorted(present - set(PALETTE))]
+    if picture.highlight:
+        out.append((HIGHLIGHT, "outlined: the cells of the last move"))
+    return out
+
+
 def _fill(colour: str) -> str:
     """The fill of a colour key (or a ``#rrggbb`` colour given directly)."""
     return PALETTE.get(colour, colour)

@@ -48,6 +48,11 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 .matrix td.cell a { color: #111; text-decoration: none; display: block; }
 .matrix td.support { outline: 3px solid #222; outline-offset: -3px; font-weight: bold; }
 .matrix .mix { background: #f3f3f3; }
+.legend { font-size: 0.85em; color: #444; max-width: 26em; }
+.legend .key { white-space: nowrap; margin-right: 0.8em; }
+.legend i { display: inline-block; width: 0.9em; height: 0.9em; border: 1px solid #555;
+            vertical-align: -0.1em; margin-right: 0.3em; }
+.legend i.dot { border-radius: 50%; }
 """
 
 
@@ -171,6 +176,21 @@ def _with_moves(picture: Any, options: list[Any]) -> Any:
         if cell is not None and m.value is not None:
             marks.append((cell, COLOURS[m.value], f"{m.move}: {_move_text(m)}"))
     return dataclasses.replace(picture, marks=tuple(marks)) if marks else picture
+
+
+def _legend_html(picture: Any) -> str:
+    """The legend under the board: the pyramids' colours (each pyramid also carries its owner's
+    number or letter), the last move's outline, and the dots of the legal moves by value."""
+    from analysis.boards import legend
+
+    items = [f"<span class='key'><i style='background:{fill}'></i>{escape(words)}</span>"
+             for fill, words in legend(picture)]
+    if picture.marks:
+        shown = {c for _, c, _ in picture.marks}
+        items.append("dots: a legal move into that cell, by its value for the mover: " + " ".join(
+            f"<span class='key'><i class='dot' style='background:{c}'></i>{v}</span>"
+            for v, c in COLOURS.items() if v is not None and c in shown))
+    return f"<p class='legend'>{' '.join(items)}</p>" if items else ""
 
 
 def _result_colour(v: float) -> str:
@@ -369,11 +389,12 @@ def create_app(tables: str | Path = "tables") -> Flask:
         history = history_svg([(i, sol.lookup(s)) for i, s in enumerate(states)])
         played = " ".join(f"<a href='{link(moves[:i + 1])}'>{i + 1}.&nbsp;{escape(m)}</a>"
                           for i, m in enumerate(moves)) or "<span class='muted'>none yet</span>"
+        shown = _with_moves(game.picture(state), options)
         body = (
             f"<h1>{escape(game.display_name())}</h1>"
             f"<p class='muted'>{escape(sol.meta.get('label', game.variant.label()))}</p>"
             f"<p class='nav'>{''.join(nav)}</p>"
-            f"<div class='row'><div class='board'>{svg(_with_moves(game.picture(state), options))}</div>"
+            f"<div class='row'><div class='board'>{svg(shown)}{_legend_html(shown)}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
             f"{escape(pv.describe(4))}</p>"
             + (f"<h3>The secret choice as a matrix game</h3>{payoff_matrix_html(sol, state, lambda m: link(moves + [m]))}"

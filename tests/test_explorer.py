@@ -305,3 +305,13 @@ def test_browser_shows_the_secret_choice_matrix_and_a_cell_click_plays_it(tables
     finally:
         driver.quit()
         holder["server"].shutdown()
+
+
+def test_board_has_a_legend_of_what_its_colours_and_dots_mean(client):
+    # issue 37, item 2: Blam!'s board showed coloured dots with nothing saying what they are
+    start = client.get(f"/v/blam/{BLAM_ID}").get_data(as_text=True)
+    assert "<p class='legend'>" in start and "dots: a legal move into that cell" in start
+    assert "pyramid</span>" not in start.split("<p class='legend'>")[1].split("</p>")[0]  # empty board
+    after = client.get(f"/v/blam/{BLAM_ID}?moves=S@b2").get_data(as_text=True)
+    legend = after.split("<p class='legend'>")[1].split("</p>")[0]
+    assert "player 1 pyramid" in legend and "player 2 pyramid" not in legend and "lose</span>" in legend
