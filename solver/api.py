@@ -254,6 +254,21 @@ class Solution:
         out.sort(key=_move_order_key)
         return out
 
+    def symmetric_moves(self, state: Any, moves: list[MoveValue] | None = None) -> dict[str, list[str]]:
+        """At a decision node, moves that lead to the same position up to symmetry (the game's
+        ``canonical``): each group's first move in ``moves`` order (default: :meth:`moves`) mapped
+        to the others of its group; moves alone in their group are left out. Such moves have the
+        same value. ``{}`` at other nodes or when no two moves are alike."""
+        g = self.game
+        if g.node_kind(state) != NodeKind.DECISION:
+            return {}
+        by_name = {g.action_name(state, a): a for a in g.legal_actions(state)}
+        groups: dict[int, list[str]] = {}
+        for m in (self.moves(state) if moves is None else moves):
+            child = g.apply(state, by_name[m.move])
+            groups.setdefault(int(g.encode(g.canonical(child))), []).append(m.move)
+        return {names[0]: names[1:] for names in groups.values() if len(names) > 1}
+
     def payoff_matrix(self, state: Any) -> tuple[list[str], list[str], np.ndarray] | None:
         """At a secret simultaneous choice: player 1's and player 2's action names and the matrix
         of player 1's expected results of each joint choice (rows player 1's actions), with

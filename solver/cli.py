@@ -5,6 +5,7 @@ Every error a user can cause is printed as one line (``error: ...``) with the fi
 
 from __future__ import annotations
 
+import dataclasses
 import argparse
 import json
 import os
@@ -189,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "its end, move by move (chance: the most likely roll, marked)")
     p.add_argument("--svg", type=str, default=None, metavar="FILE",
                    help="also write the position as a picture (SVG) to FILE")
+    p.add_argument("--all-moves", action="store_true",
+                   help="list every move on its own line (by default, moves that lead to the same "
+                        "position up to symmetry are one line: 'AS@a1 (and 3 symmetric moves)')")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("play", help="play in the terminal against perfect play")
@@ -967,6 +971,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             obj["expected"] = pv.expected
             obj["p_win"] = pv.p_win
             obj["p_loss"] = pv.p_loss
+        alike = sol.symmetric_moves(state, moves)
+        if alike:
+            obj["symmetric_moves"] = alike
         if pv.strategies is not None:
             obj["strategies"] = pv.strategies
             ranges = sol.strategy_ranges(state)
@@ -996,8 +1003,20 @@ def cmd_show(args: argparse.Namespace) -> int:
                "simultaneous": "joint choices (player 1's/player 2's; probability under optimal play, "
                                "value for player " + str(pv.to_move + 1) + "):"}.get(
             pv.kind, "moves (value for the mover after playing it, best first):"))
+        alike = {} if args.all_moves else sol.symmetric_moves(state, moves)
+        hidden = {n for others in alike.values() for n in others}
         for m in moves:
-            print("  " + _describe_move(m))
+            if m.move in hidden:
+                continue
+            line_ = _describe_move(m)
+            if m.move in alike:
+                k = len(alike[m.move])
+                label = f"{m.move} (and {k} symmetric move{'s' if k > 1 else ''})"
+                line_ = _describe_move(dataclasses.replace(m, move=label))
+            print("  " + line_)
+        if hidden:
+            print(f"  ({len(hidden)} moves that lead to the same positions as others, up to symmetry, "
+                  "are counted beside them; --all-moves lists every move)")
     if args.line:
         print(f"principal variation ({len(line)} plies; each move's value for its mover):")
         for i, st in enumerate(line, 1):

@@ -163,3 +163,32 @@ def test_show_chance_game_json(capsys, tmp_path, monkeypatch):
     moves = {m["move"]: m["expected"] for m in json.loads(out)["moves"]}
     assert moves["advance"] == pytest.approx(0.0, abs=1e-9)
     assert moves["stay"] == pytest.approx(-0.5, abs=1e-9)
+
+
+def test_show_groups_moves_that_lead_to_symmetric_positions(capsys, tmp_path):
+    """Issue 37, item 3: on an empty Blam! 3x3 board the 27 first moves are 9 up to symmetry; show
+    prints one line per group ("S@a1 (and 3 symmetric moves)"), --all-moves every move, and --json
+    keeps every move and adds "symmetric_moves" (each group's first move -> the others)."""
+    import json
+
+    from solver.api import make_game, solve
+
+    base = ["show", "blam", "--preset", "3x3", "--out", str(tmp_path)]
+    code, out, err = run(capsys, *base)
+    assert code == 0, err
+    move_lines = [ln for ln in out.splitlines() if ln.startswith("  ") and "@" in ln]
+    assert len(move_lines) == 9 and sum("(and 3 symmetric moves)" in ln for ln in move_lines) == 6
+    assert "18 moves that lead to the same positions" in out
+    code, out, err = run(capsys, *base, "--all-moves")
+    assert len([ln for ln in out.splitlines() if ln.startswith("  ") and "@" in ln]) == 27
+    code, out, err = run(capsys, *base, "--json")
+    obj = json.loads(out)
+    assert len(obj["moves"]) == 27
+    groups = obj["symmetric_moves"]
+    assert sorted(groups) == ["L@a1", "L@b1", "M@a1", "M@b1", "S@a1", "S@b1"]
+    assert sorted(groups["S@a1"]) == ["S@a3", "S@c1", "S@c3"]  # the corners
+    # every group is one value: the moves really are alike, checked on the table
+    sol = solve(make_game("blam", rows=3, cols=3, per_size=1), out=tmp_path)
+    values = {m.move: (m.value, m.remoteness, m.margin) for m in sol.moves(sol.game.initial_state())}
+    for first, others in groups.items():
+        assert all(values[o] == values[first] for o in others)
