@@ -66,9 +66,18 @@ def test_variant_page_shows_values_from_the_table(client, tables):
     parser = _Links()
     parser.feed(html)
     expected = sol.moves(sol.game.initial_state())
+    # moves to the same position up to symmetry are one row (27 first moves, 9 rows) ...
+    alike = sol.symmetric_moves(sol.game.initial_state())
+    hidden = {n for others in alike.values() for n in others}
+    shown = [m for m in expected if m.move not in hidden]
+    assert len(shown) == 9 and [m["data-value"] for m in parser.moves] == [m.value for m in shown]
+    assert "(and 3 symmetric)" in html and "id='all-moves'" in html
+    assert not parser.srcs  # nothing is loaded from anywhere
+    # ... and the page's "list every move" shows each one, with its value and remoteness
+    parser = _Links()
+    parser.feed(client.get(f"/v/blam/{BLAM_ID}?moves=&all=1").get_data(as_text=True))
     assert [m["data-value"] for m in parser.moves] == [m.value for m in expected]
     assert [m["data-remoteness"] for m in parser.moves] == [str(m.remoteness) for m in expected]
-    assert not parser.srcs  # nothing is loaded from anywhere
     # each move is also a dot on the square it places on, in its value's colour
     from analysis.explorer import COLOURS
 
