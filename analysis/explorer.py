@@ -48,6 +48,8 @@ pre { background: #f6f6f6; padding: 0.5em; overflow-x: auto; }
 .matrix td.cell a { color: #111; text-decoration: none; display: block; }
 .matrix td.support { outline: 3px solid #222; outline-offset: -3px; font-weight: bold; }
 .matrix .mix { background: #f3f3f3; }
+.side { flex: 1 1 0; min-width: 22em; }
+.side .board svg { width: 100%; max-width: 26em; }
 .legend { font-size: 0.85em; color: #444; max-width: 26em; }
 .legend .key { white-space: nowrap; margin-right: 0.8em; }
 .legend i { display: inline-block; width: 0.9em; height: 0.9em; border: 1px solid #555;
@@ -316,6 +318,49 @@ def create_app(tables: str | Path = "tables") -> Flask:
         body = ("<h1>pyramids explorer</h1><p>Solved variants (pick one to walk its game tree):</p>"
                 f"<table>{''.join(rows)}</table>")
         return page("pyramids explorer", body)
+
+    @app.route("/compare")
+    def compare():
+        """Two variants of one game side by side after the same moves (a rules change: what does
+        it do to this position?): ``/compare?a=<game>/<variant-id>&b=<game>/<variant-id>&moves=...``."""
+        from analysis.boards import svg
+
+        specs = [request.args.get(k, "") for k in ("a", "b")]
+        if not all(specs):
+            raise ExplorerError("compare needs two variants: /compare?a=<game>/<variant-id>&"
+                                "b=<game>/<variant-id> (the paths of two variant pages)", 400)
+        parts = [spec.strip("/").removeprefix("v/").split("/", 1) for spec in specs]
+        if any(len(pt) != 2 for pt in parts):
+            raise ExplorerError(f"a variant is <game>/<variant-id>, got {specs[0]!r} and {specs[1]!r}", 400)
+        if parts[0][0] != parts[1][0]:
+            raise ExplorerError(f"{parts[0][0]} and {parts[1][0]} are different games: compare two variants "
+                                "of one game", 400)
+        moves = [m for m in request.args.get("moves", "").split(",") if m.strip()]
+        columns = []
+        for game_name, variant_id in parts:
+            sol = solution(game_name, variant_id)
+            game = sol.game
+            head = (f"<h2>{escape(game.display_name())}</h2><p class='muted'>{escape(game.variant.label())}</p>")
+            try:
+                state = game.play(moves, game.initial_state()) if moves else game.initial_state()
+            except PyramidsError as exc:
+                columns.append(f"<div class='side'>{head}<p class='error'>these moves cannot be played "
+                               f"here: {escape(str(exc))}</p></div>")
+                continue
+            pv = sol.lookup(state)
+            best = sol.moves(state)[:8]
+            items = "".join(f"<li><span class='move {_value_class(m.value)}'>{escape(m.move)}</span> "
+                            f"{escape(_move_text(m))}</li>" for m in best)
+            page_link = (f"/v/{quote(game_name)}/{quote(variant_id, safe=_SAFE)}?"
+                         f"{urlencode({'moves': ','.join(moves)})}")
+            columns.append(f"<div class='side'>{head}<div class='board'>{svg(game.picture(state))}</div>"
+                           f"<p class='value {_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
+                           f"{escape(pv.describe(4))}</p><h3>Best moves</h3><ol>{items}</ol>"
+                           f"<p><a href='{page_link}'>walk on from here</a></p></div>")
+        body = (f"<h1>Two variants side by side</h1><p class='nav'><a href='/'>all variants</a></p>"
+                f"<p>After {escape(', '.join(moves)) if moves else 'no moves (the start)'}:</p>"
+                f"<div class='row'>{''.join(columns)}</div>")
+        return page("compare - pyramids explorer", body)
 
     @app.route("/v/<game_name>/<variant_id>")
     def variant(game_name: str, variant_id: str):

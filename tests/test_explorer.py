@@ -324,3 +324,22 @@ def test_board_has_a_legend_of_what_its_colours_and_dots_mean(client):
     after = client.get(f"/v/blam/{BLAM_ID}?moves=S@b2").get_data(as_text=True)
     legend = after.split("<p class='legend'>")[1].split("</p>")[0]
     assert "player 1 pyramid" in legend and "player 2 pyramid" not in legend and "lose</span>" in legend
+
+
+def test_compare_shows_two_variants_after_the_same_moves(client, tables):
+    """Issue 37, item 4: /compare?a=...&b=...&moves=... puts two variants of one game side by side,
+    each position's value read from its own table; bad requests are short 400 pages."""
+    other = dict(BLAM, chain=False)
+    sol_b = solve(make_game("blam", **other), out=tables)
+    b_id = sol_b.game.variant.variant_id()
+    sol_a = solve(make_game("blam", **BLAM), out=tables)
+    html = client.get(f"/compare?a=blam/{BLAM_ID}&b=blam/{b_id}&moves=S@b2").get_data(as_text=True)
+    for sol in (sol_a, sol_b):
+        state = sol.game.play(["S@b2"], sol.game.initial_state())
+        assert sol.lookup(state).describe(4) in html
+    assert html.count("<div class='side'>") == 2 and "chain=off" in html
+    assert client.get(f"/compare?a=blam/{BLAM_ID}").status_code == 400
+    r = client.get(f"/compare?a=blam/{BLAM_ID}&b=petal/x")
+    assert r.status_code == 400 and "different games" in r.get_data(as_text=True)
+    r = client.get(f"/compare?a=blam/{BLAM_ID}&b=blam/{b_id}&moves=Z@z9")
+    assert r.status_code == 200 and r.get_data(as_text=True).count("cannot be played here") == 2
