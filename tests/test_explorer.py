@@ -343,3 +343,38 @@ def test_compare_shows_two_variants_after_the_same_moves(client, tables):
     assert r.status_code == 400 and "different games" in r.get_data(as_text=True)
     r = client.get(f"/compare?a=blam/{BLAM_ID}&b=blam/{b_id}&moves=Z@z9")
     assert r.status_code == 200 and r.get_data(as_text=True).count("cannot be played here") == 2
+
+
+def test_browser_compare_page_shows_both_values(tables):
+    """Issue 37, item 6: the compare page in Chromium shows both variants' values after the moves,
+    as their tables say, and each column's link walks on in its own variant."""
+    from selenium.webdriver.common.by import By
+
+    from analysis.explorer import serve
+
+    other = dict(BLAM, chain=False)
+    sols = [solve(make_game("blam", **BLAM), out=tables), solve(make_game("blam", **other), out=tables)]
+    started = threading.Event()
+    holder = {}
+
+    def ready(server):
+        holder["server"] = server
+        started.set()
+
+    threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True).start()
+    assert started.wait(30)
+    base = f"http://127.0.0.1:{holder['server'].server_port}"
+    ids = [s.game.variant.variant_id() for s in sols]
+    driver = _chrome()
+    try:
+        driver.get(f"{base}/compare?a=blam/{ids[0]}&b=blam/{ids[1]}&moves=S@b2,M@a1")
+        shown = [p.text for p in driver.find_elements(By.CSS_SELECTOR, ".side p.value")]
+        expected = [s.lookup(s.game.play(["S@b2", "M@a1"], s.game.initial_state())).describe(4) for s in sols]
+        assert shown == expected
+        ARTIFACTS.mkdir(exist_ok=True)
+        assert driver.save_screenshot(str(ARTIFACTS / "explorer-compare-blam.png"))
+        driver.find_elements(By.LINK_TEXT, "walk on from here")[1].click()
+        assert "chain=off" in driver.current_url and driver.find_element(By.ID, "value").text == expected[1]
+    finally:
+        driver.quit()
+        holder["server"].shutdown()
