@@ -104,6 +104,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     game, t = run.game, info.tier
+    memory.fix_mmap_threshold()  # freed arrays go back to the system (not kept by malloc's heaps)
     need, free = BYTES_PER_TIER_POSITION * info.positions, memory.available_memory()
     if free is not None and need > 0.9 * free:
         raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t)}) has {info.positions:,} positions and needs about "
