@@ -450,7 +450,6 @@ def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> 
 def _linear_solve(
     m: int,
     entries: list[np.ndarray],
-    b: np.ndarray,
     keep: np.ndarray,
     passthrough: np.ndarray,
 ) -> np.ndarray | None:
@@ -460,22 +459,25 @@ def _linear_solve(
     they are eliminated first (chains followed by pointer doubling), so the sparse LU sees only
     the other rows (chance nodes), a much smaller system.
 
-    ``entries`` is ``[rows, cols, vals]`` of ``A`` and is emptied: the solve lets each array go
-    as soon as it has used it (the caller keeps no other reference), so they are not held beside
-    the reduced system's arrays, the solve's memory peak.
+    ``entries`` is ``[rows, cols, vals, b]`` (``A`` and the constant part) and is emptied: the
+    solve lets each array go as soon as it has used it (the caller keeps no other reference), so
+    they are not held beside the reduced system's arrays and the factorisation, the solve's
+    memory peak (as are the full-length right-hand side and the result: only the unknowns that
+    are solved for are held during the factorisation, the result is made after it).
     """
     from scipy.sparse import identity
     from scipy.sparse.linalg import spsolve
 
-    rows, cols, vals = entries
+    rows, cols, vals, b = entries
     entries.clear()
-    x = np.zeros(m)
     if not keep.any():
-        return x
+        return np.zeros(m)
     # x_i = coef_i * x_ptr_i + const_i for pass-through rows (row indices in int32 while they fit)
     ptr = np.full(m, -1, dtype=index_dtype(m))
     coef = np.zeros(m)
     const = np.where(passthrough & keep, b, 0.0)
+    rhs = np.where(passthrough, 0.0, b)
+    del b
     single = passthrough[rows]
     ptr[rows[single]] = cols[single]
     coef[rows[single]] = vals[single]
@@ -498,7 +500,6 @@ def _linear_solve(
     other = ~single
     r, c0, v0 = rows[other], cols[other], vals[other]
     del single, other, rows, cols, vals
-    rhs = np.where(passthrough, 0.0, b)
     via = passthrough[c0]
     rhs += np.bincount(r[via], weights=v0[via] * const[c0[via]], minlength=m)
     v = np.where(via, v0 * coef[c0], v0)
@@ -510,6 +511,8 @@ def _linear_solve(
     ok &= keep[c]
     solve = keep & ~passthrough
     idx = np.flatnonzero(solve)
+    rhs = rhs[idx]  # (the full-length one is let go: only these rows are solved for)
+    sol = None
     if len(idx):
         pos = np.full(m, -1, dtype=index_dtype(m))
         pos[idx] = np.arange(len(idx))
@@ -524,12 +527,15 @@ def _linear_solve(
         del a
         try:
             with np.errstate(all="ignore"):
-                sol = spsolve(lhs, rhs[idx])
+                sol = spsolve(lhs, rhs)
         except Exception:  # a singular or failing factorisation: skip the acceleration
             return None
+        del lhs, rhs
         sol = np.asarray(sol, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(sol)):
             return None
+    x = np.zeros(m)
+    if sol is not None:
         x[idx] = sol
     pt = np.flatnonzero(passthrough & keep)
     x[pt] = const[pt] + np.where(ptr[pt] >= 0, coef[pt] * x[np.maximum(ptr[pt], 0)], 0.0)
@@ -602,9 +608,9 @@ def _strategy_iteration(
         del ui
         keep = _reaching(m, rows, cols, exits)
         del exits
-        entries = [rows, cols, vals]
-        del rows, cols, vals  # the solve lets them go
-        x = _linear_solve(m, entries, b, keep, passthrough)
+        entries = [rows, cols, vals, b]
+        del rows, cols, vals, b  # the solve lets them go
+        x = _linear_solve(m, entries, keep, passthrough)
         if x is None:
             return False
         value[nodes] = x
@@ -732,9 +738,9 @@ def _solve_policy(
     vals = np.concatenate([p, p])
     del p
     dec = np.concatenate([decision, decision])
-    entries = [rows, cols, vals]
+    entries = [rows, cols, vals, np.concatenate([base_w, base_l])]
     del rows, cols, vals  # the solve lets them go
-    x = _linear_solve(2 * m, entries, np.concatenate([base_w, base_l]), np.concatenate([keep, keep]), dec)
+    x = _linear_solve(2 * m, entries, np.concatenate([keep, keep]), dec)
     if x is None:
         return None
     return x[:m], x[m:]

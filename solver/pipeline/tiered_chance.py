@@ -45,14 +45,17 @@ from solver.tables import positions_frames, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (the tier's graph, its edges and
 #: value iteration's per-edge arrays), with a margin of about 10%: measured on Carrots 3x3 with
-#: ``python -m solver.bench --tiered --case carrots:3x3 --repeat 3`` (median of 3: peak 948 MB,
-#: 214 bytes per position of the variant above the RSS after imports, i.e. 504 per position of
-#: its largest tier, 1,653,696 positions with 4.3 moves each). It was 591 before probabilities
-#: held as one-byte codes, best moves computed in blocks and the policy solve letting its entries
-#: go as soon as used (1,000 before int32 rows and edge ids, int8 kinds, no held weight, edge-id
-#: or slot arrays). The peak is now the strategy iteration and the policy solve of the tier's
-#: cyclic part (their per-move arrays and reduced systems; the LU factors themselves are small)
-BYTES_PER_TIER_POSITION = 555
+#: ``python -m solver.bench --tiered --case carrots:3x3 --repeat 3`` (median of 3: peak 853 MB,
+#: 188 bytes per position of the variant above the RSS after imports, i.e. 443 per position of
+#: its largest tier, 1,653,696 positions with 4.3 moves each). It was 504 (948 MB) before the
+#: policy solve let its right-hand side and result go during the factorisation and glibc's mmap
+#: threshold was fixed (memory.fix_mmap_threshold: freed arrays no longer stay in malloc's
+#: heaps); 591 before probabilities held as one-byte codes, best moves computed in blocks and
+#: the policy solve letting its entries go as soon as used (1,000 before int32 rows and edge
+#: ids, int8 kinds, no held weight, edge-id or slot arrays). The peak is the strategy iteration
+#: and the policy solve of the tier's cyclic part (their per-move arrays, reduced systems and
+#: the sparse LU solve)
+BYTES_PER_TIER_POSITION = 487
 
 #: the columns of a finished chance tier that the tiers reaching it read
 CHILD_COLUMNS = ["key", "player", "value", "p_win", "p_loss"]
@@ -104,6 +107,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     game, t = run.game, info.tier
+    memory.fix_mmap_threshold()  # freed arrays go back to the system (not kept in malloc's heaps)
     need, free = BYTES_PER_TIER_POSITION * info.positions, memory.available_memory()
     if free is not None and need > 0.9 * free:
         raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t)}) has {info.positions:,} positions and needs about "
