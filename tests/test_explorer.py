@@ -3,6 +3,7 @@ headless Chromium clicking through a game (the screenshot is kept in .artifacts/
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import threading
@@ -155,53 +156,40 @@ def _chrome():
 def test_browser_plays_a_line_by_clicking(tables):
     from selenium.webdriver.common.by import By
 
-    from analysis.explorer import serve
-
-    started = threading.Event()
-    holder = {}
-
-    def ready(server):
-        holder["server"] = server
-        started.set()
-
-    t = threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True)
-    t.start()
-    assert started.wait(30)
-    base = f"http://127.0.0.1:{holder['server'].server_port}"
     sol = solve(make_game("blam", **BLAM), out=tables)
     game = sol.game
-    driver = _chrome()
-    try:
-        driver.get(base + "/")
-        driver.find_element(By.CSS_SELECTOR, "a.variant[href*='blam']").click()
-        states = [game.initial_state()]
+    with explorer_running(tables) as base:
+        driver = _chrome()
+        try:
+            driver.get(base + "/")
+            driver.find_element(By.CSS_SELECTOR, "a.variant[href*='blam']").click()
+            states = [game.initial_state()]
 
-        def check_value_shown(state):
-            pv = sol.lookup(state)
-            shown = driver.find_element(By.ID, "value").text
-            assert shown.startswith(f"player {pv.to_move + 1} to move: {pv.value} in {pv.remoteness}"), shown
+            def check_value_shown(state):
+                pv = sol.lookup(state)
+                shown = driver.find_element(By.ID, "value").text
+                assert shown.startswith(f"player {pv.to_move + 1} to move: {pv.value} in {pv.remoteness}"), shown
 
-        for _ in range(4):  # click the best move four times, checking the values shown
-            check_value_shown(states[-1])
-            first = driver.find_elements(By.CSS_SELECTOR, "#moves a.move")[0]
-            best = sol.moves(states[-1])[0]
-            assert first.text == best.move and first.get_attribute("data-value") == best.value
-            first.click()
-            states.append(game.play([best.move], states[-1]))
-        check_value_shown(states[4])
-        driver.find_element(By.ID, "undo").click()
-        check_value_shown(states[3])
-        assert driver.find_element(By.ID, "redo").tag_name == "a"  # a link now: the move undone
-        # every resource the page loaded came from this machine
-        names = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-        assert all(n.startswith(base) for n in names), names
-        assert driver.find_elements(By.CSS_SELECTOR, ".board svg")
-        assert len(driver.find_elements(By.CSS_SELECTOR, "svg.history circle.point")) == 4  # 0..3 after undo
-        ARTIFACTS.mkdir(exist_ok=True)
-        assert driver.save_screenshot(str(ARTIFACTS / "explorer-blam-3x3.png"))
-    finally:
-        driver.quit()
-        holder["server"].shutdown()
+            for _ in range(4):  # click the best move four times, checking the values shown
+                check_value_shown(states[-1])
+                first = driver.find_elements(By.CSS_SELECTOR, "#moves a.move")[0]
+                best = sol.moves(states[-1])[0]
+                assert first.text == best.move and first.get_attribute("data-value") == best.value
+                first.click()
+                states.append(game.play([best.move], states[-1]))
+            check_value_shown(states[4])
+            driver.find_element(By.ID, "undo").click()
+            check_value_shown(states[3])
+            assert driver.find_element(By.ID, "redo").tag_name == "a"  # a link now: the move undone
+            # every resource the page loaded came from this machine
+            names = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+            assert all(n.startswith(base) for n in names), names
+            assert driver.find_elements(By.CSS_SELECTOR, ".board svg")
+            assert len(driver.find_elements(By.CSS_SELECTOR, "svg.history circle.point")) == 4  # 0..3 after undo
+            ARTIFACTS.mkdir(exist_ok=True)
+            assert driver.save_screenshot(str(ARTIFACTS / "explorer-blam-3x3.png"))
+        finally:
+            driver.quit()
 
 
 def test_browser_renders_a_report(tables, tmp_path):
@@ -272,48 +260,37 @@ def test_browser_shows_the_secret_choice_matrix_and_a_cell_click_plays_it(tables
 
     from selenium.webdriver.common.by import By
 
-    from analysis.explorer import serve
     from tests.clirun import run
 
     code, out, err = run(capsys, "show", "petal", "--set", "petals=4", "--set", "run=2", "--set", "per_size=1",
                          "--out", str(tables), "--json")
     assert code == 0, err
     shown = json.loads(out)["strategies"]
-    started = threading.Event()
-    holder = {}
-
-    def ready(server):
-        holder["server"] = server
-        started.set()
-
-    threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True).start()
-    assert started.wait(30)
-    base = f"http://127.0.0.1:{holder['server'].server_port}"
-    driver = _chrome()
-    try:
-        driver.get(base + "/")
-        driver.find_element(By.CSS_SELECTOR, "a.variant[href*='petal']").click()
-        matrix = driver.find_element(By.ID, "matrix")
-        rows = matrix.find_elements(By.TAG_NAME, "tr")
-        names2 = [th.text for th in rows[0].find_elements(By.TAG_NAME, "th")[1:-1]]
-        p1 = {r.find_element(By.TAG_NAME, "th").text: float(r.find_elements(By.CSS_SELECTOR, "td.mix")[0].text.split()[0])
-              for r in rows[1:-1]}
-        p2 = [float(td.text.split()[0]) for td in rows[-1].find_elements(By.CSS_SELECTOR, "td.mix")]
-        assert sum(p1.values()) == pytest.approx(1, abs=2e-3) and sum(p2) == pytest.approx(1, abs=2e-3)
-        assert p1 == pytest.approx(shown["1"], abs=5e-4)
-        assert dict(zip(names2, p2)) == pytest.approx(shown["2"], abs=5e-4)
-        before = driver.find_element(By.ID, "value").text
-        cell = matrix.find_elements(By.CSS_SELECTOR, "td.cell a")[0]
-        joint = cell.get_attribute("title")
-        cell.click()
-        assert driver.find_elements(By.ID, "matrix") == []  # inside the round now
-        assert joint in driver.find_element(By.ID, "played").text
-        assert driver.find_element(By.ID, "value").text != before
-        ARTIFACTS.mkdir(exist_ok=True)
-        assert driver.save_screenshot(str(ARTIFACTS / "explorer-petal-after-a-matrix-click.png"))
-    finally:
-        driver.quit()
-        holder["server"].shutdown()
+    with explorer_running(tables) as base:
+        driver = _chrome()
+        try:
+            driver.get(base + "/")
+            driver.find_element(By.CSS_SELECTOR, "a.variant[href*='petal']").click()
+            matrix = driver.find_element(By.ID, "matrix")
+            rows = matrix.find_elements(By.TAG_NAME, "tr")
+            names2 = [th.text for th in rows[0].find_elements(By.TAG_NAME, "th")[1:-1]]
+            p1 = {r.find_element(By.TAG_NAME, "th").text: float(r.find_elements(By.CSS_SELECTOR, "td.mix")[0].text.split()[0])
+                  for r in rows[1:-1]}
+            p2 = [float(td.text.split()[0]) for td in rows[-1].find_elements(By.CSS_SELECTOR, "td.mix")]
+            assert sum(p1.values()) == pytest.approx(1, abs=2e-3) and sum(p2) == pytest.approx(1, abs=2e-3)
+            assert p1 == pytest.approx(shown["1"], abs=5e-4)
+            assert dict(zip(names2, p2)) == pytest.approx(shown["2"], abs=5e-4)
+            before = driver.find_element(By.ID, "value").text
+            cell = matrix.find_elements(By.CSS_SELECTOR, "td.cell a")[0]
+            joint = cell.get_attribute("title")
+            cell.click()
+            assert driver.find_elements(By.ID, "matrix") == []  # inside the round now
+            assert joint in driver.find_element(By.ID, "played").text
+            assert driver.find_element(By.ID, "value").text != before
+            ARTIFACTS.mkdir(exist_ok=True)
+            assert driver.save_screenshot(str(ARTIFACTS / "explorer-petal-after-a-matrix-click.png"))
+        finally:
+            driver.quit()
 
 
 def test_board_has_a_legend_of_what_its_colours_and_dots_mean(client):
@@ -350,10 +327,29 @@ def test_browser_compare_page_shows_both_values(tables):
     as their tables say, and each column's link walks on in its own variant."""
     from selenium.webdriver.common.by import By
 
-    from analysis.explorer import serve
-
     other = dict(BLAM, chain=False)
     sols = [solve(make_game("blam", **BLAM), out=tables), solve(make_game("blam", **other), out=tables)]
+    ids = [s.game.variant.variant_id() for s in sols]
+    with explorer_running(tables) as base:
+        driver = _chrome()
+        try:
+            driver.get(f"{base}/compare?a=blam/{ids[0]}&b=blam/{ids[1]}&moves=S@b2,M@a1")
+            shown = [p.text for p in driver.find_elements(By.CSS_SELECTOR, ".side p.value")]
+            expected = [s.lookup(s.game.play(["S@b2", "M@a1"], s.game.initial_state())).describe(4) for s in sols]
+            assert shown == expected
+            ARTIFACTS.mkdir(exist_ok=True)
+            assert driver.save_screenshot(str(ARTIFACTS / "explorer-compare-blam.png"))
+            driver.find_elements(By.LINK_TEXT, "walk on from here")[1].click()
+            assert "chain=off" in driver.current_url and driver.find_element(By.ID, "value").text == expected[1]
+        finally:
+            driver.quit()
+
+
+@contextlib.contextmanager
+def explorer_running(tables):
+    """The explorer served on a free port in a thread; yields its base URL, then stops it."""
+    from analysis.explorer import serve
+
     started = threading.Event()
     holder = {}
 
@@ -363,18 +359,7 @@ def test_browser_compare_page_shows_both_values(tables):
 
     threading.Thread(target=serve, kwargs={"port": 0, "tables": tables, "ready": ready}, daemon=True).start()
     assert started.wait(30)
-    base = f"http://127.0.0.1:{holder['server'].server_port}"
-    ids = [s.game.variant.variant_id() for s in sols]
-    driver = _chrome()
     try:
-        driver.get(f"{base}/compare?a=blam/{ids[0]}&b=blam/{ids[1]}&moves=S@b2,M@a1")
-        shown = [p.text for p in driver.find_elements(By.CSS_SELECTOR, ".side p.value")]
-        expected = [s.lookup(s.game.play(["S@b2", "M@a1"], s.game.initial_state())).describe(4) for s in sols]
-        assert shown == expected
-        ARTIFACTS.mkdir(exist_ok=True)
-        assert driver.save_screenshot(str(ARTIFACTS / "explorer-compare-blam.png"))
-        driver.find_elements(By.LINK_TEXT, "walk on from here")[1].click()
-        assert "chain=off" in driver.current_url and driver.find_element(By.ID, "value").text == expected[1]
+        yield f"http://127.0.0.1:{holder['server'].server_port}"
     finally:
-        driver.quit()
         holder["server"].shutdown()
