@@ -204,16 +204,17 @@ def _result_colour(v: float) -> str:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
-def payoff_matrix_html(sol: Any, state: Any, href: Any) -> str:
+def payoff_matrix_html(sol: Any, state: Any, href: Any, ranges: dict | None) -> str:
     """A secret simultaneous choice as its payoff matrix: rows player 1's actions, columns player
     2's, each cell player 1's expected result (coloured) linking to ``href(joint move name)``; each
-    player's stored optimal mix on the margins with its range over all optimal strategies; the
-    cells both stored mixes play outlined."""
+    player's stored optimal mix on the margins with its range over all optimal strategies
+    (``ranges``: :meth:`Solution.strategy_ranges`, computed once by the page); the cells both
+    stored mixes play outlined."""
     from solver.api import SAME_PROBABILITY as same
 
     rows, cols, a = sol.payoff_matrix(state)
     mix = sol.lookup(state).strategies or {}
-    ranges = sol.strategy_ranges(state) or {}
+    ranges = ranges or {}
     x = [mix.get("1", {}).get(n, 0.0) for n in rows]
     y = [mix.get("2", {}).get(n, 0.0) for n in cols]
     names = [m.move for m in sol.moves(state)]  # joint choices, row-major
@@ -415,13 +416,13 @@ def create_app(tables: str | Path = "tables") -> Flask:
                       "simultaneous": "Joint choices (player 1's / player 2's; probability under optimal play)",
                       }.get(pv.kind, "Moves (value for the mover after playing it, best first)")
         strategies = ""
+        ranges = sol.strategy_ranges(state) if pv.kind == "simultaneous" else None
         if pv.strategies:
             strategies = "<h3>Optimal mixed strategies</h3><table>" + "".join(
                 f"<tr><th>player {p}</th><td>" + ", ".join(f"{escape(a)} {x:.3f}" for a, x in mix.items())
                 + "</td></tr>" for p, mix in pv.strategies.items()) + "</table>"
             from solver.api import SAME_PROBABILITY as same
 
-            ranges = sol.strategy_ranges(state)
             if ranges and any(hi - lo > same for r in ranges.values() for lo, hi in r.values()):
                 strategies += ("<p class='note'>The optimal mix is not unique: the one above is one of many. "
                                "Over all optimal strategies each action's probability lies in:</p><table "
@@ -452,7 +453,7 @@ def create_app(tables: str | Path = "tables") -> Flask:
             f"<div class='row'><div class='board'>{svg(shown)}{_legend_html(shown)}</div>"
             f"<div><p id='value' class='{_value_class(pv.value)}' style='color:#fff;padding:0.3em'>"
             f"{escape(pv.describe(4))}</p>"
-            + (f"<h3>The secret choice as a matrix game</h3>{payoff_matrix_html(sol, state, lambda m: link(moves + [m]))}"
+            + (f"<h3>The secret choice as a matrix game</h3>{payoff_matrix_html(sol, state, lambda m: link(moves + [m]), ranges)}"
                f"<details><summary>{kind_title}, as a list</summary><table id='moves'>{''.join(rows)}</table></details>"
                if pv.kind == "simultaneous" else
                f"<h3>{kind_title}</h3><table id='moves'>{''.join(rows) or '<tr><td>none</td></tr>'}</table>")

@@ -518,8 +518,9 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
     state = g.initial_state()
     pv = solution.lookup(state)
     mix = pv.strategies or {}
-    rows, cols, A = solution.payoff_matrix(state)  # the first seat's view
-    ranges = solution.strategy_ranges(state)
+    matrix = solution.payoff_matrix(state)
+    rows, cols, A = matrix  # the first seat's view
+    ranges = solution.strategy_ranges(state, matrix)
     x = np.array([mix.get("1", {}).get(n, 0.0) for n in rows])
     y = np.array([mix.get("2", {}).get(n, 0.0) for n in cols])
     v = float(x @ A @ y)

@@ -281,13 +281,15 @@ class Solution:
         a = np.array([m.expected for m in self.moves(state)], dtype=np.float64).reshape(len(rows), len(cols))
         return rows, cols, (-a if g.to_move(state) == 1 else a)
 
-    def strategy_ranges(self, state: Any) -> dict[str, dict[str, list[float]]] | None:
+    def strategy_ranges(self, state: Any, matrix: tuple[list[str], list[str], np.ndarray] | None = None
+                        ) -> dict[str, dict[str, list[float]]] | None:
         """At a secret simultaneous choice: for each player (``"1"``, ``"2"``) and action, the
         smallest and largest probability (8 decimals) the action has over **all** optimal mixed strategies of
         the choice's payoff matrix (:func:`solver.engines.matrix_game.optimal_strategy_ranges`):
         where the optimal mix is not unique, the stored mix is one of many, and these ranges say
-        which probabilities are forced. ``None`` at any other node."""
-        found = self.payoff_matrix(state)
+        which probabilities are forced. ``None`` at any other node. ``matrix``: the node's
+        :meth:`payoff_matrix`, when the caller has it already."""
+        found = self.payoff_matrix(state) if matrix is None else matrix
         if found is None:
             return None
         rows, cols, a = found
