@@ -472,11 +472,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _tiered_fit(cls: Any, values: dict[str, Any]) -> str | None:
     """For ``pyramids list``: why a preset does not fit the tiered solver on this machine either
     (its measured tier sizes against the free memory), else ``None``."""
+    from solver.pipeline import measured
     from solver.pipeline.memory import available_memory
     from solver.pipeline.tiered import planned_estimate
 
+    game = cls.from_params(values)
+    entry = measured.of_game(game)
+    if entry is not None and entry.not_here:
+        return f"; tier by tier not expected to finish here either: {entry.not_here}"
     mem = available_memory()
-    est = planned_estimate(cls.from_params(values), mem)  # passes when the move lists do not fit
+    est = planned_estimate(game, mem)  # passes when the move lists do not fit
     if est is None or mem is None or est["memory"] <= mem:
         return None
     least = "at least " if est.get("at_least") else ""

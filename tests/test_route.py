@@ -148,3 +148,24 @@ def test_api_solve_sweeps_a_random_setup_as_the_whole_graph_solve_does(tmp_path)
     # sweep=False: the whole graph, as before (a Solution)
     again = solve(game, out=tmp_path / "whole", sweep=False)
     assert isinstance(again, api.Solution) and np.array_equal(again.column("key"), whole.column("key"))
+
+
+def test_one_tier_worker_dispatches_on_the_declared_engine(tmp_path, monkeypatch):
+    """solve_tier_task runs the worker of the engine the declarations name, and refuses in one
+    line an engine without one (secret choices: Petal Battle is one strongly connected
+    component, which no tier can split)."""
+    from solver.errors import ProtocolError
+    from solver.pipeline import tiered
+    from solver.pipeline.capabilities import engine_of
+
+    assert set(tiered.TIER_WORKERS) == {"retrograde", "value-iteration"}
+    assert engine_of(preset("petal", "6"), "tiers") == "secret-choice"
+    calls = []
+    monkeypatch.setitem(tiered.TIER_WORKERS, "value-iteration", lambda run, info: calls.append(info) or {})
+    game = DiceRace.from_params({})
+    run = tiered.Run(game, tmp_path / "v", tmp_path / "w", True, "id")
+    info = tiered.TierInfo(0, 1, [])
+    assert tiered.solve_tier_task(run, info) == {} and calls == [info]
+    run = tiered.Run(preset("petal", "6"), tmp_path / "v", tmp_path / "w", True, "id")
+    with pytest.raises(ProtocolError, match="secret-choice engine has no tier worker"):
+        tiered.solve_tier_task(run, info)

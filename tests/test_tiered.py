@@ -739,7 +739,7 @@ def test_memory_freed_by_a_tier_goes_back_to_the_system() -> None:
     code = textwrap.dedent("""
         import os
         import numpy as np
-        from solver.pipeline.tiered import return_freed_memory
+        from solver.pipeline.memory import return_freed_memory
         def rss():
             for line in open(f"/proc/{os.getpid()}/status"):
                 if line.startswith("RssAnon"):

@@ -41,6 +41,10 @@ class Measured:
     tiers: int | None = None
     #: why the whole-graph (in-memory) solver cannot hold the preset (``None``: it can)
     too_large: str | None = None
+    #: why a tiered solve of the preset is not expected to finish on this machine, from what was
+    #: measured (``None``: nothing says so); the tiered solver refuses it with this reason unless
+    #: told to try (``--ignore-estimate``), and ``pyramids list`` says it
+    not_here: str | None = None
     #: what was measured, how and when
     measured: str = ""
 
@@ -52,7 +56,7 @@ class Measured:
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "positions": (int,), "largest_tier": (int,), "largest_tier_children": (int,), "at_least": (bool,),
-    "tiers": (int,), "too_large": (str,), "measured": (str,),
+    "tiers": (int,), "too_large": (str,), "not_here": (str,), "measured": (str,),
 }
 
 

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 from solver.core.game import Game
 from solver.errors import VariantError
 from solver.pipeline import tasks, tiered
+from solver.pipeline.capabilities import ENGINES, KINDS, Engine, Kind, engine_of  # noqa: F401 - public here too
 from solver.pipeline.measured import large_reason
 
-Kind = Literal["whole", "tiers", "sweep"]
-Engine = Literal["retrograde", "value-iteration", "secret-choice"]
-KINDS: tuple[str, ...] = ("whole", "tiers", "sweep")
-ENGINES: tuple[str, ...] = ("retrograde", "value-iteration", "secret-choice")
 
 #: the options that run a sweep of setups (their CLI flags, for messages)
 SWEEP_FLAGS = {"jobs": "--jobs", "scheduler": "--scheduler", "setup_limit": "--setup-limit",
@@ -52,18 +49,6 @@ class Route:
     kind: Kind
     engine: Engine
     why: str
-
-
-def engine_of(game: Game, kind: Kind = "whole") -> Engine:
-    """The engine a ``kind`` solve of ``game`` uses, from its declarations alone: secret choices
-    the secret-choice engine, dice during play value iteration (tiers too), a random setup alone
-    retrograde (below the setups, whose expected results are then summed; a sweep solves each
-    setup by retrograde), else retrograde."""
-    if game.secret_choices and kind == "whole":
-        return "secret-choice"
-    if game.chance == "in-play":
-        return "value-iteration"
-    return "retrograde"
 
 
 def route(game: Game, *, tiered: bool | None = None, folder: Path | None = None,

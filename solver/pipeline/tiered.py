@@ -38,7 +38,6 @@ folder (:func:`solve_tier_task` is the unit of work; the local thread pool is on
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import shutil
@@ -62,9 +61,10 @@ from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _tier_jit as _jit
 from solver.engines import waiting
-from solver.errors import ClusterError, TableError, TooBigError
+from solver.errors import ClusterError, ProtocolError, TableError, TooBigError
 from solver.faults import fault_point
 from solver.pipeline import measured, memory, tierwork, workfiles
+from solver.pipeline.capabilities import engine_of
 from solver.tables import (
     clean_stale,
     positions_frames,
@@ -101,8 +101,9 @@ def supports_tiers(game: Game) -> bool:
 
 
 def stochastic(game: Game) -> bool:
-    """Whether ``game``'s tiers are solved by value iteration (declared dice during play)."""
-    return game.chance == "in-play"
+    """Whether ``game``'s tiers are solved by value iteration (declared dice during play:
+    :func:`solver.pipeline.capabilities.engine_of`)."""
+    return engine_of(game, "tiers") == "value-iteration"
 
 
 def work_dir(folder: Path) -> Path:
@@ -232,9 +233,6 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
 
 
 # --- phase 1: discovery ----------------------------------------------------------------------
-
-
-
 
 
 def _pending_dir(run: Run, tier: int) -> Path:
@@ -455,31 +453,11 @@ def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
         return child
 
 
-_LIBC: Any = None
-
-
-def return_freed_memory() -> None:
-    """Give memory freed in this process back to the system (glibc's ``malloc_trim``). numpy's
-    chunk-sized arrays (below malloc's mmap threshold, at most 32 MB) come from malloc's heaps,
-    which otherwise keep the freed pages: after a Blam 4x4-2 tier of 37M positions the process
-    still held 4.4 GB, which the next tier's plan saw as used (it went to the slow passes). A
-    no-op where there is no glibc."""
-    global _LIBC
-    if _LIBC is False:
-        return
-    try:
-        if _LIBC is None:
-            _LIBC = ctypes.CDLL("libc.so.6")
-        _LIBC.malloc_trim(0)
-    except (OSError, AttributeError):
-        _LIBC = False
-
-
 def _release_children(run: Run, info: TierInfo) -> None:
     """Tier ``info`` no longer needs its children (its moves into them are folded, or it is done,
     or it failed): drop those no tier being solved holds (once per tier: a second call drops
-    nothing), then give the freed memory back (:func:`return_freed_memory`; at a tier's end its
-    own arrays are freed too)."""
+    nothing), then give the freed memory back (:func:`solver.pipeline.memory.return_freed_memory`;
+    at a tier's end its own arrays are freed too)."""
     with run.child_lock:
         if info.tier not in run.children_released:
             run.children_released.add(info.tier)
@@ -491,7 +469,7 @@ def _release_children(run: Run, info: TierInfo) -> None:
                 if left <= 0:
                     run.child_cache.pop(u, None)
                     del run.child_users[u]
-    return_freed_memory()
+    memory.return_freed_memory()
 
 
 def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
@@ -522,17 +500,42 @@ def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
                       remoteness=arrays["remoteness"], margin=arrays.get("margin"))
 
 
+def _retrograde_tier(run: Run, info: TierInfo) -> dict[str, Any]:
+    """The retrograde tier worker: by reverse lists of the tier's inside moves, or by passes
+    over its positions when the lists do not fit (:func:`use_passes`)."""
+    if use_passes(run, info):
+        return solve_tier_passes(run, info)
+    return _solve_tier_lists(run, info)
+
+
+def _chance_tier(run: Run, info: TierInfo) -> dict[str, Any]:
+    """The value-iteration tier worker (:func:`solver.pipeline.tiered_chance.solve_tier`)."""
+    from solver.pipeline.tiered_chance import solve_tier
+
+    return solve_tier(run, info)
+
+
+#: the tier worker of each engine that has one (:func:`solver.pipeline.capabilities.engine_of`
+#: with ``kind="tiers"`` names it); the secret-choice engine has none: Petal Battle, the game
+#: with secret choices, is one strongly connected component (no tiers can split it)
+TIER_WORKERS: dict[str, Callable[[Run, TierInfo], dict[str, Any]]] = {
+    "retrograde": _retrograde_tier,
+    "value-iteration": _chance_tier,
+}
+
+
 def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier (its children's tier files must exist) and write its tier file. Returns
-    its statistics. The unit of work of the local pool (and of any cluster executor)."""
+    its statistics. The unit of work of the local pool (and of any cluster executor): one
+    worker for every game, dispatching on the engine its declarations name
+    (:data:`TIER_WORKERS`)."""
     try:
-        if run.stochastic:
-            from solver.pipeline.tiered_chance import solve_tier
-
-            return solve_tier(run, info)
-        if use_passes(run, info):
-            return solve_tier_passes(run, info)
-        return _solve_tier_lists(run, info)
+        engine = engine_of(run.game, "tiers")
+        worker = TIER_WORKERS.get(engine)
+        if worker is None:
+            raise ProtocolError(f"{run.game.name}: the {engine} engine has no tier worker; solve the whole "
+                                "graph (--no-tiered)")
+        return worker(run, info)
     finally:
         _release_children(run, info)
 
@@ -661,7 +664,6 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
-
 
 
 def threshold_margins(outdeg: np.ndarray, roff: np.ndarray, rparent: np.ndarray, eoff: np.ndarray,
@@ -934,8 +936,6 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
 
 
-
-
 def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, inside: np.ndarray,
                   to_move: np.ndarray, children: dict[int, _ChildTier], scored: bool, ext: tuple):
     """Fold a chunk's moves that leave tier ``t`` into ``ext`` (``fold_external``'s four arrays),
@@ -966,8 +966,6 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     off = np.zeros(len(counts) + 1, np.int32 if total < 2**31 - 1 else np.int64)
     np.cumsum(counts, out=off[1:])
     return off
-
-
 
 
 def _tier_done(run: Run, tier: int) -> dict[str, Any] | None:
@@ -1137,12 +1135,6 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
             "largest_left": left}
 
 
-
-
-
-
-
-
 def planned_estimate(game: Game, mem: int | None, low_memory: bool | None = None,
                      held: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """:func:`estimate` in the mode the solve will use: unless told (``low_memory``), a largest
@@ -1160,6 +1152,10 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
     estimate does not fit this machine's free memory or the disk under ``root``. Unless told
     (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode.
     ``held``: the progress of the unfinished run that will be resumed (its files count as written)."""
+    entry = measured.of_game(game)
+    if entry is not None and entry.not_here:
+        raise TooBigError(f"{game.variant.label()} is not expected to finish here: {entry.not_here}; "
+                          "--ignore-estimate tries anyway (resumable)")
     mem = memory.available_memory()
     est = planned_estimate(game, mem, low_memory, held)
     if est is not None and est.get("passes_planned"):

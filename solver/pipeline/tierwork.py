@@ -35,20 +35,22 @@ def tier_arrays(run: Any, t: int) -> tuple[np.ndarray, ...]:
     return keys, ply, np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
 
 
-def expansions(run: Any, keys: np.ndarray):
-    """``(start, Expansion)`` of ``keys`` in chunks, in order. With a pool, the next chunks are
-    expanded in threads while one is used (at most ``workers + 1`` chunks held at once)."""
+def expansions(run: Any, keys: np.ndarray, chunk: int | None = None):
+    """``(start, Expansion)`` of ``keys`` in chunks of ``chunk`` positions (default
+    :data:`CHUNK`), in order. With a pool, the next chunks are expanded in threads while one is
+    used (at most ``workers + 1`` chunks held at once)."""
     from collections import deque
 
     game, sym = run.game, run.symmetry
-    starts = range(0, len(keys), CHUNK)
-    if run.pool is None or len(keys) <= CHUNK:
+    size = CHUNK if chunk is None else int(chunk)
+    starts = range(0, len(keys), size)
+    if run.pool is None or len(keys) <= size:
         for s in starts:
-            yield s, _no_dead_end(game.expand(keys[s : s + CHUNK], canonical=sym), keys, s)
+            yield s, _no_dead_end(game.expand(keys[s : s + size], canonical=sym), keys, s)
         return
     window: deque = deque()
     for s in starts:
-        window.append((s, run.pool.submit(game.expand, keys[s : s + CHUNK], canonical=sym)))
+        window.append((s, run.pool.submit(game.expand, keys[s : s + size], canonical=sym)))
         if len(window) > run.workers:
             first, fut = window.popleft()
             yield first, _no_dead_end(waiting.result(fut), keys, first)

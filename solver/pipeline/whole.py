@@ -114,7 +114,7 @@ def solve_graph(
     """Solve ``graph`` with ``engine`` and return the table columns, extra metadata, setups table.
 
     ``engine`` is the route's (:func:`solver.pipeline.route.route`, from the game's declared
-    capabilities; ``None``: :func:`solver.pipeline.route.engine_of` the game, the same choice):
+    capabilities; ``None``: :func:`solver.pipeline.capabilities.engine_of` the game, the same choice):
 
     * ``"retrograde"``: value, remoteness, margin; chance nodes only at the start (random setups):
       retrograde below them, the expected result at each chance node (column ``expected``) and a
@@ -132,7 +132,7 @@ def solve_graph(
     compiled calls; a log gets the step's line while they run).
     """
     if engine is None:
-        from solver.pipeline.route import engine_of
+        from solver.pipeline.capabilities import engine_of
 
         engine = engine_of(game)
     needed = graph_engine(graph)

@@ -1,0 +1,296 @@
+"""Chance games solved component by component, with an ``outside`` boundary, in little memory.
+
+:func:`solve_chance` takes the arrays of a graph (or of one tier: every position of the tier
+and its moves) and the **outside boundary**: the finished win and loss probabilities of the
+positions outside it that its moves reach. It returns every position's win and loss
+probabilities (``value = p_win - p_loss``), as :func:`~solver.engines.value_iteration.
+value_iteration` does on the whole graph, holding about 40 bytes a position plus 5 a move
+instead of 400-500:
+
+1. the strongly connected components of the positions are found by Tarjan's algorithm
+   (:func:`scc_order`, a numba kernel, iterative), which lists them **children first**: every
+   component after all the components its moves reach;
+2. that list is cut, at component borders, into **chunks** of at least ``chunk`` positions
+   (whole components: a cycle is never cut; the kernel cuts as it lists);
+3. the chunks are solved in order by the whole-graph engine
+   (:func:`~solver.engines.value_iteration.value_iteration`): a chunk's graph holds its positions
+   and one terminal row for every position outside the chunk that its moves reach (finished:
+   an earlier chunk's or the boundary's), with that position's win and loss probabilities.
+
+A chunk is a union of whole components in children-first order, so its equations, its cycles
+and its certificate (Bellman residual, no endless trap) are those of the whole graph restricted
+to it: the values are the whole-graph engine's (``tests/test_components.py`` checks it on random
+games with cycles against the whole graph). Only one chunk's per-move arrays exist at a time.
+
+No files, threads or progress bars here: the tier worker (:mod:`solver.pipeline.tiered_chance`)
+reads the boundary from the finished tier files and writes the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numba
+import numpy as np
+
+from solver.core.arrays import CodedFloats, unique
+from solver.core.game import NodeKind
+from solver.engines.graph import Graph
+
+_TERMINAL = int(NodeKind.TERMINAL)
+
+#: positions of a chunk when the caller does not say (the whole-graph engine holds about 450
+#: bytes per position of a chunk while it solves it: about 120 MB)
+DEFAULT_CHUNK = 1 << 18
+
+
+@dataclass
+class Outside:
+    """The boundary: positions outside the graph that its moves reach (``child >= n`` is
+    ``outside[child - n]``), finished. ``to_move``: ``int8[b]``; ``p_win``/``p_loss``:
+    ``float64[b]`` probabilities that the side to move there wins / loses; ``keys``: their keys
+    (``uint64[b]``, for messages only; may be None)."""
+
+    to_move: np.ndarray
+    p_win: np.ndarray
+    p_loss: np.ndarray
+    keys: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls) -> "Outside":
+        return cls(np.empty(0, np.int8), np.empty(0), np.empty(0), np.empty(0, np.uint64))
+
+    def __len__(self) -> int:
+        return len(self.to_move)
+
+
+@dataclass
+class ComponentSolution:
+    """Win and loss probabilities of every position (``float64[n]``, from the side to move) and
+    the chunks' statistics summed (sweeps), maxed (residual) or all-of (converged, certified)."""
+
+    p_win: np.ndarray
+    p_loss: np.ndarray
+    sweeps: int
+    residual: float
+    converged: bool
+    certified: bool
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def value(self) -> np.ndarray:
+        """Expected results from the side to move: exactly ``p_win - p_loss``."""
+        return self.p_win - self.p_loss
+
+
+@numba.njit(cache=True, nogil=True)
+def _tarjan(offsets: np.ndarray, child: np.ndarray, n: int, chunk: int
+            ) -> tuple[np.ndarray, np.ndarray, int, int]:  # pragma: no cover - numba
+    # 20 bytes a position while it runs, 4 after: ``index`` (-1 unvisited, DONE once its
+    # component is listed: then it is off the stack, which replaces an on-stack flag), ``low``,
+    # the call stack (node, next move), and one array holding the listed components from its
+    # front and Tarjan's stack from its back (together never more than n rows)
+    done = np.int32(2**31 - 1)
+    index = np.full(n, -1, np.int32)
+    low = np.empty(n, np.int32)
+    call_node = np.empty(n, np.int32)
+    call_edge = np.empty(n, np.int64)
+    order = np.empty(n, np.int32)
+    bounds = np.empty(n // chunk + 2, np.int64)  # every chunk but the last has >= chunk rows
+    bounds[0] = 0
+    nb = 1
+    top = n  # Tarjan's stack is order[top:n]
+    filled = 0
+    counter = 0
+    largest = 0
+    cyclic = 0
+    for root in range(n):
+        if index[root] != -1:
+            continue
+        index[root] = counter
+        low[root] = counter
+        counter += 1
+        top -= 1
+        order[top] = root
+        call_node[0] = root
+        call_edge[0] = offsets[root]
+        depth = 1
+        while depth > 0:
+            v = call_node[depth - 1]
+            e = call_edge[depth - 1]
+            if e < offsets[v + 1]:
+                call_edge[depth - 1] = e + 1
+                w = child[e]
+                if w < 0 or w >= n:
+                    continue  # outside: finished, no cycle through it
+                if index[w] == -1:
+                    index[w] = counter
+                    low[w] = counter
+                    counter += 1
+                    top -= 1
+                    order[top] = w
+                    call_node[depth] = w
+                    call_edge[depth] = offsets[w]
+                    depth += 1
+                elif index[w] < low[v]:  # on the stack (a listed row's index is DONE)
+                    low[v] = index[w]
+                continue
+            depth -= 1
+            if depth > 0:
+                u = call_node[depth - 1]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:  # v's component: the stack down to v, listed in order
+                first = filled
+                while True:
+                    w = order[top]
+                    top += 1
+                    index[w] = done
+                    order[filled] = w
+                    filled += 1
+                    if w == v:
+                        break
+                size = filled - first
+                if size > largest:
+                    largest = size
+                if size > 1:
+                    cyclic += size
+                if filled - bounds[nb - 1] >= chunk:
+                    bounds[nb] = filled
+                    nb += 1
+    if bounds[nb - 1] < filled:
+        bounds[nb] = filled
+        nb += 1
+    return order, bounds[:nb].copy(), largest, cyclic
+
+
+def scc_order(offsets: np.ndarray, child: np.ndarray, n: int, chunk: int = 1
+              ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The strongly connected components of rows ``0..n-1``, children first (Tarjan's algorithm,
+    iterative). Moves to rows outside ``0..n-1`` (``child < 0`` or ``>= n``) are ignored.
+
+    Returns ``(order int32[n], bounds int64[k + 1], stats)``: ``order`` lists every row,
+    component after component, each component after every component its moves reach (a move
+    of a component leads into it, into one listed before it, or outside); ``bounds`` cut it
+    into chunks: ``order[bounds[i]:bounds[i + 1]]`` is whole components, as few as make at
+    least ``chunk`` rows (only the last chunk may have fewer); ``chunk=1``: one chunk per
+    component. ``stats``: ``largest_component`` and ``cyclic_positions`` (rows in components of
+    more than one row)."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be at least 1, got {chunk}")
+    if n == 0:
+        return np.empty(0, np.int32), np.zeros(1, np.int64), {"largest_component": 0, "cyclic_positions": 0}
+    if n >= 2**31 - 1:
+        raise ValueError(f"{n:,} positions: more than int32 rows hold")
+    order, bounds, largest, cyclic = _tarjan(np.asarray(offsets, np.int64), np.asarray(child), int(n), int(chunk))
+    return order, bounds, {"largest_component": int(largest), "cyclic_positions": int(cyclic)}
+
+
+def solve_chance(
+    kind: np.ndarray,
+    to_move: np.ndarray,
+    result: np.ndarray,
+    offsets: np.ndarray,
+    child: np.ndarray,
+    probs: Any,
+    outside: Outside | None = None,
+    *,
+    keys: np.ndarray | None = None,
+    chunk: int = DEFAULT_CHUNK,
+    tol: float = 1e-12,
+    max_sweeps: int = 100_000,
+) -> ComponentSolution:
+    """Win and loss probabilities of every position of a chance game (or of one tier of it).
+
+    ``kind``, ``to_move``, ``result`` (``[n]``), ``offsets`` (``int64[n + 1]``), ``child``
+    (``int32`` or ``int64[E]``: rows ``< n`` inside, ``n + j`` the boundary's row ``j``) and
+    ``probs`` (``float64[E]`` or :class:`~solver.core.arrays.CodedFloats`; 1.0 at decision
+    moves) are the graph's arrays; ``outside`` its finished boundary (none: the whole graph).
+    ``keys`` (``uint64[n]``) only name positions in error messages. ``chunk``: positions solved
+    at once (about 450 bytes each while solved); ``tol``, ``max_sweeps``: as for
+    :func:`~solver.engines.value_iteration.value_iteration`, per chunk.
+    """
+    from solver.engines.value_iteration import value_iteration  # the engine each chunk goes through
+
+    outside = outside if outside is not None else Outside.empty()
+    n = len(kind)
+    if chunk < 1:
+        raise ValueError(f"chunk must be at least 1, got {chunk}")
+    if len(offsets) != n + 1 or int(offsets[-1]) != len(child):
+        raise ValueError("offsets must have n + 1 entries ending at the number of moves")
+    if len(child) and (int(child.min()) < 0 or int(child.max()) >= n + len(outside)):
+        raise ValueError("a move leads to a row that is neither a position nor on the outside boundary")
+    order, cuts, comp_stats = scc_order(offsets, child, n, chunk)
+    bounds = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    del cuts
+    p_win = np.full(n, np.nan)
+    p_loss = np.full(n, np.nan)
+    local = np.full(n, -1, np.int32)
+    coded = isinstance(probs, CodedFloats)
+    sweeps, residual, converged, certified = 0, 0.0, True, True
+    for a, b in bounds:
+        rows = order[a:b].astype(np.int64)
+        m = len(rows)
+        local[rows] = np.arange(m, dtype=np.int32)
+        first = offsets[rows]
+        deg = offsets[rows + 1] - first
+        sub_off = np.zeros(m + 1, np.int64)
+        np.cumsum(deg, out=sub_off[1:])
+        edges = np.repeat(first - sub_off[:-1], deg) + np.arange(int(sub_off[-1]), dtype=np.int64)
+        ch = np.asarray(child[edges], dtype=np.int64)
+        inner = np.zeros(len(ch), np.bool_)
+        in_tier = ch < n
+        inner[in_tier] = local[ch[in_tier]] >= 0
+        ext = unique(ch[~inner])  # finished rows the chunk's moves reach: its terminal rows
+        sub_child = np.empty(len(ch), np.int64)
+        sub_child[inner] = local[ch[inner]]
+        sub_child[~inner] = m + np.searchsorted(ext, ch[~inner])
+        del ch, inner, in_tier
+        ext_tier = ext[ext < n]
+        ext_out = ext[ext >= n] - n
+        e_win = np.concatenate([p_win[ext_tier], outside.p_win[ext_out]])
+        e_loss = np.concatenate([p_loss[ext_tier], outside.p_loss[ext_out]])
+        if np.isnan(e_win).any():  # cannot happen in children-first order: a broken kernel
+            raise RuntimeError("a chunk reaches a position not solved yet (component order broken)")
+        r = len(ext)
+        kind_c = np.asarray(kind[rows], dtype=np.int8)
+        result_c = np.asarray(result[rows], dtype=np.int8)
+        end = kind_c == _TERMINAL
+        win = np.concatenate([((result_c > 0) & end).astype(np.float64), e_win])
+        loss = np.concatenate([((result_c < 0) & end).astype(np.float64), e_loss])
+        sub_keys = np.concatenate([
+            (keys[rows] if keys is not None else rows.astype(np.uint64)),
+            (keys[ext_tier] if keys is not None else ext_tier.astype(np.uint64)),
+            (outside.keys[ext_out] if outside.keys is not None else (ext_out + n).astype(np.uint64)),
+        ]).astype(np.uint64)
+        sub_probs = (CodedFloats(probs.codes[edges], probs.table) if coded
+                     else np.asarray(probs, dtype=np.float64)[edges])
+        del edges
+        graph = Graph(
+            keys=sub_keys,
+            kind=np.concatenate([kind_c, np.full(r, _TERMINAL, np.int8)]),
+            to_move=np.concatenate([np.asarray(to_move[rows], np.int8),
+                                    np.asarray(to_move[ext_tier], np.int8),
+                                    np.asarray(outside.to_move[ext_out], np.int8)]),
+            ply=np.broadcast_to(np.uint16(0), (m + r,)),
+            offsets=np.concatenate([sub_off, np.full(r, sub_off[-1], np.int64)]),
+            child=sub_child.astype(np.int32) if m + r < 2**31 else sub_child,
+            probs=sub_probs,
+            result=np.concatenate([result_c, np.zeros(r, np.int8)]),
+            margin=np.broadcast_to(np.int32(0), (m + r,)),
+            root=0, symmetry=False,
+        )
+        del sub_child, sub_probs, e_win, e_loss
+        sol = value_iteration(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
+        p_win[rows] = sol.p_win[:m]
+        p_loss[rows] = sol.p_loss[:m]
+        local[rows] = -1
+        sweeps += int(sol.sweeps)
+        residual = max(residual, float(sol.residual))
+        converged = converged and bool(sol.converged)
+        certified = certified and bool(sol.stats.get("certified", False))
+        del graph, sol, win, loss
+    stats = {"chunks": len(bounds), **comp_stats}
+    return ComponentSolution(p_win=p_win, p_loss=p_loss, sweeps=sweeps, residual=residual,
+                             converged=converged, certified=certified, stats=stats)
