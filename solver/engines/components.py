@@ -29,7 +29,7 @@ reads the boundary from the finished tier files and writes the result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numba
 import numpy as np
@@ -183,7 +183,10 @@ def scc_order(offsets: np.ndarray, child: np.ndarray, n: int, chunk: int = 1
         return np.empty(0, np.int32), np.zeros(1, np.int64), {"largest_component": 0, "cyclic_positions": 0}
     if n >= 2**31 - 1:
         raise ValueError(f"{n:,} positions: more than int32 rows hold")
-    order, bounds, largest, cyclic = _tarjan(np.asarray(offsets, np.int64), np.asarray(child), int(n), int(chunk))
+    offsets = np.asarray(offsets)
+    if offsets.dtype not in (np.int32, np.int64):
+        offsets = offsets.astype(np.int64)
+    order, bounds, largest, cyclic = _tarjan(offsets, np.asarray(child), int(n), int(chunk))
     return order, bounds, {"largest_component": int(largest), "cyclic_positions": int(cyclic)}
 
 
@@ -200,6 +203,7 @@ def solve_chance(
     chunk: int = DEFAULT_CHUNK,
     tol: float = 1e-12,
     max_sweeps: int = 100_000,
+    progress: Callable[[int, int, int], None] | None = None,
 ) -> ComponentSolution:
     """Win and loss probabilities of every position of a chance game (or of one tier of it).
 
@@ -209,7 +213,8 @@ def solve_chance(
     moves) are the graph's arrays; ``outside`` its finished boundary (none: the whole graph).
     ``keys`` (``uint64[n]``) only name positions in error messages. ``chunk``: positions solved
     at once (about 450 bytes each while solved); ``tol``, ``max_sweeps``: as for
-    :func:`~solver.engines.value_iteration.value_iteration`, per chunk.
+    :func:`~solver.engines.value_iteration.value_iteration`, per chunk. ``progress``: called as
+    ``progress(chunks_done, chunks, sweeps_so_far)`` after each chunk.
     """
     from solver.engines.value_iteration import value_iteration  # the engine each chunk goes through
 
@@ -226,27 +231,26 @@ def solve_chance(
     del cuts
     p_win = np.full(n, np.nan)
     p_loss = np.full(n, np.nan)
-    local = np.full(n, -1, np.int32)
     coded = isinstance(probs, CodedFloats)
     sweeps, residual, converged, certified = 0, 0.0, True, True
-    for a, b in bounds:
+    for k, (a, b) in enumerate(bounds):
         rows = order[a:b].astype(np.int64)
         m = len(rows)
-        local[rows] = np.arange(m, dtype=np.int32)
-        first = offsets[rows]
+        by_row = np.argsort(rows)  # the chunk's rows sorted: which children are in it, and where
+        sorted_rows = rows[by_row]
+        first = offsets[rows].astype(np.int64)
         deg = offsets[rows + 1] - first
         sub_off = np.zeros(m + 1, np.int64)
         np.cumsum(deg, out=sub_off[1:])
         edges = np.repeat(first - sub_off[:-1], deg) + np.arange(int(sub_off[-1]), dtype=np.int64)
         ch = np.asarray(child[edges], dtype=np.int64)
-        inner = np.zeros(len(ch), np.bool_)
-        in_tier = ch < n
-        inner[in_tier] = local[ch[in_tier]] >= 0
+        at = np.minimum(np.searchsorted(sorted_rows, ch), m - 1)
+        inner = sorted_rows[at] == ch
         ext = unique(ch[~inner])  # finished rows the chunk's moves reach: its terminal rows
         sub_child = np.empty(len(ch), np.int64)
-        sub_child[inner] = local[ch[inner]]
+        sub_child[inner] = by_row[at[inner]]
         sub_child[~inner] = m + np.searchsorted(ext, ch[~inner])
-        del ch, inner, in_tier
+        del ch, inner, at, by_row, sorted_rows
         ext_tier = ext[ext < n]
         ext_out = ext[ext >= n] - n
         e_win = np.concatenate([p_win[ext_tier], outside.p_win[ext_out]])
@@ -285,12 +289,13 @@ def solve_chance(
         sol = value_iteration(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
         p_win[rows] = sol.p_win[:m]
         p_loss[rows] = sol.p_loss[:m]
-        local[rows] = -1
         sweeps += int(sol.sweeps)
         residual = max(residual, float(sol.residual))
         converged = converged and bool(sol.converged)
         certified = certified and bool(sol.stats.get("certified", False))
         del graph, sol, win, loss
+        if progress is not None:
+            progress(k + 1, len(bounds), sweeps)
     stats = {"chunks": len(bounds), **comp_stats}
     return ComponentSolution(p_win=p_win, p_loss=p_loss, sweeps=sweeps, residual=residual,
                              converged=converged, certified=certified, stats=stats)
