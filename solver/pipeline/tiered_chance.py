@@ -71,6 +71,20 @@ EXPAND_CHUNK = 1 << 15
 CHILD_COLUMNS = ["key", "player", "p_win", "p_loss"]
 
 
+class _Difference:
+    """``a - b``, computed for the slice asked for (``d[lo:hi]``): a column of a tier file that
+    is written a row group at a time need not be held whole."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.a, self.b = a, b
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        return self.a[idx] - self.b[idx]
+
+
 def _read_boundary(run: Any, t: int, u: int, need: np.ndarray, player: np.ndarray, win: np.ndarray,
                    loss: np.ndarray, at: np.ndarray) -> None:
     """Fill ``player[at]``, ``win[at]``, ``loss[at]`` with the finished values of the positions
@@ -131,8 +145,9 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
                           f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
                           "free here (the finished tiers are kept: run again on a larger machine to resume)")
     keys, ply, kind, to_move, result = tierwork.tier_arrays(run, t)
+    del ply  # read again for the file: not held through the solve
     n = len(keys)
-    offsets = np.zeros(n + 1, np.int64)
+    deg = np.empty(n, np.int32)
     index = SortedLookup(keys)
     # each chunk of positions is expanded and its children turned into rows at once: rows of
     # this tier (>= 0), and for a child in another tier -1 - its index among the chunk's
@@ -148,7 +163,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
         result[s : s + m] = exp.result
-        offsets[s + 1 : s + m + 1] = np.diff(exp.offsets)
+        deg[s : s + m] = np.diff(exp.offsets)
         kids = np.asarray(exp.children, dtype=np.uint64)
         _, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
         part = np.empty(len(kids), np.int32 if n < 2**31 else np.int64)
@@ -160,7 +175,10 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         prob_coder.add(np.ones(len(kids)) if exp.probs is None
                        else np.asarray(exp.probs, dtype=np.float64))
         del exp, kids, inside, rows, distinct, where
-    np.cumsum(offsets, out=offsets)
+    # offsets as int32 while the moves fit (4 bytes a position less through the solve)
+    offsets = np.zeros(n + 1, np.int32 if int(deg.sum(dtype=np.int64)) < 2**31 else np.int64)
+    np.cumsum(deg, dtype=offsets.dtype, out=offsets[1:])
+    del deg
     probs = prob_coder.finish()
     del prob_coder, index
     memory.return_freed_memory()  # the chunks' expansions (below the mmap threshold: malloc's heaps)
@@ -193,13 +211,15 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
                        chunk=max(CHUNK_MIN, min(CHUNK_MAX, n // 32)), tol=run.tol, max_sweeps=max_sweeps)
     deg = np.minimum(np.diff(offsets), 65535).astype(np.uint16)  # the file's num_moves column
     del child, probs, outside, offsets
-    cols = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
+    # value = p_win - p_loss, computed per row group as the file is written (not held whole)
+    cols = {"value": _Difference(sol.p_win, sol.p_loss), "p_win": sol.p_win, "p_loss": sol.p_loss}
     certified = sol.certified and sol.converged
     stats = {"tier": int(t), "positions": int(n), "moves": moves, "outside_children": int(b),
              "sweeps": int(sol.sweeps), "residual": float(sol.residual), "certified": certified,
              "converged": bool(sol.converged), "terminal": int((kind == NodeKind.TERMINAL).sum()),
              "chance": int((kind == NodeKind.CHANCE).sum()), **sol.stats}
     del sol
+    ply = np.load(run.discover / f"ply-{t}.npy")
     frames = positions_frames(keys, to_move, kind, ply, deg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "toolkit_version": solver.__version__,
