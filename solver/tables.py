@@ -263,7 +263,7 @@ def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path,
     writer = None
     try:
         for frame in frames:
-            table = frame.to_arrow()
+            table = frame if isinstance(frame, pa.Table) else frame.to_arrow()
             if writer is None:
                 old = table.schema.metadata or {}
                 schema = table.schema.with_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
@@ -389,6 +389,29 @@ def positions_frames(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply
         hi = lo + rows
         yield positions_frame(keys[lo:hi], player[lo:hi], kind[lo:hi], ply[lo:hi], num_moves[lo:hi],
                               {name: arr[lo:hi] for name, arr in cols.items()})
+
+
+def positions_tables(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply: np.ndarray,
+                     num_moves: np.ndarray, cols: dict[str, Any], rows: int = ROW_GROUP) -> Iterator[pa.Table]:
+    """:func:`positions_frames` as Arrow tables built straight from the arrays (float and
+    integer columns only: the solved columns of a chance game's tier), the same schema and
+    values. Memory the Arrow tables free goes back to Arrow's allocator, which a caller can make
+    the system's (:func:`solver.pipeline.memory.arrow_on_malloc`); a polars frame's would stay
+    in polars' own allocator for the rest of the process."""
+    for lo in range(0, max(len(keys), 1), rows):
+        hi = lo + rows
+        arrays = [pa.array(np.asarray(keys[lo:hi], dtype=np.uint64)),
+                  pa.array(np.asarray(player[lo:hi]).astype(np.uint8)),
+                  pa.array(np.asarray(kind[lo:hi]).astype(np.uint8)),
+                  pa.array(np.asarray(ply[lo:hi], dtype=np.uint16)),
+                  pa.array(np.minimum(np.asarray(num_moves[lo:hi]), 65535).astype(np.uint16))]
+        names = ["key", "player", "kind", "ply", "num_moves"]
+        for name, arr in cols.items():
+            part = np.asarray(arr[lo:hi], dtype=np.float64)
+            nan = np.isnan(part)
+            arrays.append(pa.array(part, mask=nan) if nan.any() else pa.array(part))
+            names.append(name)
+        yield pa.Table.from_arrays(arrays, names=names)
 
 
 def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply: np.ndarray,

@@ -113,3 +113,26 @@ def test_keys_are_stored_as_deltas_and_read_back_exactly(tmp_path):
     key_size = lambda p: sum(pq.ParquetFile(p).metadata.row_group(g).column(0).total_compressed_size
                              for g in range(pq.ParquetFile(p).metadata.num_row_groups))
     assert key_size(one) < 0.8 * key_size(tmp_path / "plain.parquet")
+
+
+def test_arrow_tables_of_positions_equal_the_polars_frames():
+    """positions_tables (the chance tiers' writer, built with Arrow) gives the very tables of
+    positions_frames: schema, values, NaN win probabilities as nulls, row groups."""
+    import numpy as np
+
+    from solver.tables import positions_frames, positions_tables
+
+    rng = np.random.default_rng(5)
+    n = 1000
+    keys = np.sort(rng.choice(2**40, n, replace=False)).astype(np.uint64)
+    player, kind = rng.integers(0, 2, n).astype(np.int8), rng.integers(0, 4, n).astype(np.int8)
+    ply, moves = rng.integers(0, 300, n).astype(np.uint16), rng.integers(0, 70_000, n)
+    p_win = rng.random(n)
+    p_win[::7] = np.nan
+    cols = {"value": rng.random(n) * 2 - 1, "p_win": p_win, "p_loss": rng.random(n)}
+    a = [f.to_arrow() for f in positions_frames(keys, player, kind, ply, moves, cols, rows=300)]
+    b = list(positions_tables(keys, player, kind, ply, moves, cols, rows=300))
+    assert len(a) == len(b) == 4
+    for x, y in zip(a, b):
+        assert x.schema == y.schema and x.equals(y)
+    assert b[0].column("p_win").null_count == len(range(0, 300, 7))

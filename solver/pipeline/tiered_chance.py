@@ -45,7 +45,7 @@ from solver.engines.components import Outside, solve_chance
 from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
 from solver.pipeline import memory, tierwork
-from solver.tables import positions_frames, write_parquet
+from solver.tables import positions_tables, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (its arrays, one chunk's engine
 #: arrays), with a margin of about 10%: measured on Carrots 3x3 with ``python -m solver.bench
@@ -220,7 +220,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
              "chance": int((kind == NodeKind.CHANCE).sum()), **sol.stats}
     del sol
     ply = np.load(run.discover / f"ply-{t}.npy")
-    frames = positions_frames(keys, to_move, kind, ply, deg, cols)
+    frames = positions_tables(keys, to_move, kind, ply, deg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "toolkit_version": solver.__version__,
             "seconds": round(time.perf_counter() - t0, 3),
