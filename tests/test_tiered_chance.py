@@ -246,14 +246,27 @@ def test_low_memory_is_refused_for_dice_in_one_line(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_carrots_3x3_tier_by_tier_same_as_whole_graph(tmp_path):
+@pytest.mark.parametrize("extra", [{}, {"pass": "off", "atom_black": "off"}])
+def test_carrots_3x3_tier_by_tier_same_as_whole_graph(tmp_path, extra):
+    """Carrots 3x3 (and a rules variant of it) tier by tier equals the whole-graph table, and
+    both equal the value-iteration core run on the whole graph in one piece (no components, no
+    boundary: the independent reference, since both tables now go through
+    solver.engines.components)."""
+    from solver.engines.enumerate import enumerate_positions
+    from solver.engines.value_iteration import value_iteration
+
     game = __import__("solver.games.carrots", fromlist=["Carrots"]).Carrots.from_params(
-        {"size": 3, "colours": 1, "per_colour": 1, "group": 2})
+        {"size": 3, "colours": 1, "per_colour": 1, "group": 2, **extra})
     whole = solve(game, out=tmp_path / "whole", tiered=False, write_edges=False)
     tsol = solve(game, out=tmp_path / "tiered", tiered=True)
     assert tsol.meta["certified"]
     _same_tables(whole.positions.sort("key"), tsol.positions)
     assert tiered.verify_tiered(game, tmp_path / "tiered" / game.name / game.variant.variant_id()) == []
+    graph = enumerate_positions(game)
+    one_piece = value_iteration(graph)
+    assert one_piece.stats["certified"]
+    assert np.array_equal(graph.keys, tsol.positions["key"].to_numpy())
+    assert np.abs(one_piece.value - tsol.positions["value"].to_numpy()).max() < TOL
 
 
 def test_report_of_a_tiered_dice_table_equals_the_whole_graph_report(tmp_path):
