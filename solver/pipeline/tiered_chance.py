@@ -25,7 +25,7 @@ presets and of random games with cycles, ``tests/test_tiered_chance.py``,
 Memory: the tier's arrays (key, ply, kind, side to move, result, offsets: 20 bytes a position;
 a 4-byte row and a 1-byte probability code a move; win and loss probabilities and the component
 order: 24 bytes a position) and one chunk's engine arrays (about 450 bytes a position of the
-chunk, a 32nd of the tier at most): about 70-130 bytes a position of the largest tier
+chunk, a 32nd of the tier at most): about 100-130 bytes a position of the largest tier
 (:data:`BYTES_PER_TIER_POSITION`), where it was 450-1,000 when the tier went through the
 whole-graph engine in one piece.
 """
@@ -49,18 +49,19 @@ from solver.tables import positions_tables, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (its arrays, one chunk's engine
 #: arrays), with a margin of about 10%: measured on Carrots 3x3 with ``python -m solver.bench
-#: --tiered --case carrots:3x3 --repeat 3`` (2026-12-03, median of 3: peak 442 MB; 56 bytes per
-#: position of the variant above the RSS after the kernels are loaded, i.e. 132 per position of
+#: --tiered --case carrots:3x3 --repeat 3`` (2026-12-03, median of 3: peak 398 MB; 44 bytes per
+#: position of the variant above the RSS after the kernels are loaded, i.e. 104 per position of
 #: its largest tier, 1,653,696 positions with 4.3 moves each; the fixed ~90 MB of compiled
 #: kernels is in the estimate's base). It was 487 while a tier went through the whole-graph
 #: engine in one piece (its per-move arrays: 443 measured)
-BYTES_PER_TIER_POSITION = 145
+BYTES_PER_TIER_POSITION = 115
 
-#: positions solved at once inside a tier (components are never cut): a 32nd of the tier, at
+#: positions solved at once inside a tier (components are never cut): a 128th of the tier, at
 #: least CHUNK_MIN and at most CHUNK_MAX (the whole-graph engine holds about 450 bytes per
 #: position of a chunk); tests make them small to cross chunk borders
-CHUNK_MIN = 1 << 16
+CHUNK_MIN = 1 << 14
 CHUNK_MAX = 1 << 21
+CHUNK_SHARE = 128
 
 #: positions expanded at once (a game's expansion holds about 2.5 KB per position it expands
 #: while it works: 20 MB at this size for Carrots) and rows of a tier file's row groups (a row
@@ -207,8 +208,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     del child_parts, out_keys, boundary
     memory.return_freed_memory()
     max_sweeps = run.max_sweeps if run.max_sweeps is not None else 100_000
-    sol = solve_chance(kind, to_move, result, offsets, child, probs, outside, keys=keys,
-                       chunk=max(CHUNK_MIN, min(CHUNK_MAX, n // 32)), tol=run.tol, max_sweeps=max_sweeps)
+    del keys  # read again for the file (the engine names positions by row in its messages)
+    outside.keys = None
+    sol = solve_chance(kind, to_move, result, offsets, child, probs, outside,
+                       chunk=max(CHUNK_MIN, min(CHUNK_MAX, n // CHUNK_SHARE)), tol=run.tol,
+                       max_sweeps=max_sweeps)
     deg = np.minimum(np.diff(offsets), 65535).astype(np.uint16)  # the file's num_moves column
     del child, probs, outside, offsets
     # value = p_win - p_loss, computed per row group as the file is written (not held whole)
@@ -219,6 +223,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
              "converged": bool(sol.converged), "terminal": int((kind == NodeKind.TERMINAL).sum()),
              "chance": int((kind == NodeKind.CHANCE).sum()), **sol.stats}
     del sol
+    keys = np.load(run.discover / f"keys-{t}.npy")
     ply = np.load(run.discover / f"ply-{t}.npy")
     frames = positions_tables(keys, to_move, kind, ply, deg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
