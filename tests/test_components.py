@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import connected_components
 from solver.core.arrays import FloatCoder
 from solver.engines.components import Outside, scc_order, solve_chance
 from solver.engines.value_iteration import value_iteration
-from tests.test_value_iteration import make_graph, positional_minimax, random_cyclic
+from tests.test_value_iteration import C, D, make_graph, positional_minimax, random_cyclic
 
 
 @settings(max_examples=200, deadline=None)
@@ -146,3 +146,19 @@ def test_bad_arrays_are_refused():
         solve_chance(kind, to_move, result, offsets, child + 100, probs)
     with pytest.raises(ValueError, match="chunk must be at least 1"):
         solve_chance(kind, to_move, result, offsets, child, probs, chunk=0)
+
+
+def test_a_graph_without_probabilities_is_one_without_chance():
+    """``probs=None`` (no chance nodes): every move weighs 1.0, the same values as with ones."""
+    rng = random.Random(11)
+    nodes = random_cyclic(rng, 30)
+    for x in nodes:  # decisions only
+        if x.kind == C:
+            x.kind, x.edges = D, tuple((c, 1.0) for c, _ in x.edges)
+    assert not any(x.kind == C for x in nodes)
+    g = make_graph(nodes)
+    kind, to_move, result, offsets, child, probs = _arrays(g)
+    with_none = solve_chance(kind, to_move, result, offsets, child, None, chunk=3)
+    with_ones = solve_chance(kind, to_move, result, offsets, child, np.ones(len(child)), chunk=3)
+    assert np.array_equal(with_none.value, with_ones.value)
+    assert np.allclose(with_none.value, value_iteration(g).value, atol=1e-9)

@@ -207,10 +207,10 @@ def solve_chance(
 ) -> ComponentSolution:
     """Win and loss probabilities of every position of a chance game (or of one tier of it).
 
-    ``kind``, ``to_move``, ``result`` (``[n]``), ``offsets`` (``int64[n + 1]``), ``child``
+    ``kind``, ``to_move``, ``result`` (``[n]``), ``offsets`` (``int32`` or ``int64[n + 1]``), ``child``
     (``int32`` or ``int64[E]``: rows ``< n`` inside, ``n + j`` the boundary's row ``j``) and
     ``probs`` (``float64[E]`` or :class:`~solver.core.arrays.CodedFloats`; 1.0 at decision
-    moves) are the graph's arrays; ``outside`` its finished boundary (none: the whole graph).
+    moves; ``None``: 1.0 everywhere, a graph without chance nodes) are the graph's arrays; ``outside`` its finished boundary (none: the whole graph).
     ``keys`` (``uint64[n]``) only name positions in error messages. ``chunk``: positions solved
     at once (about 450 bytes each while solved); ``tol``, ``max_sweeps``: as for
     :func:`~solver.engines.value_iteration.value_iteration`, per chunk. ``progress``: called as
@@ -269,6 +269,7 @@ def solve_chance(
             (outside.keys[ext_out] if outside.keys is not None else (ext_out + n).astype(np.uint64)),
         ]).astype(np.uint64)
         sub_probs = (CodedFloats(probs.codes[edges], probs.table) if coded
+                     else np.ones(len(edges)) if probs is None
                      else np.asarray(probs, dtype=np.float64)[edges])
         del edges
         graph = Graph(
