@@ -132,8 +132,69 @@ def _outside(run: Any, t: int, info: Any, keys: np.ndarray) -> Outside:
     return Outside(to_move=player, p_win=win, p_loss=loss, keys=keys)
 
 
+def _expand(run: Any, t: int, keys: np.ndarray) -> tuple[Any, ...]:
+    """Expand tier ``t``'s positions a chunk at a time. Each chunk's children become rows at
+    once: rows of this tier (>= 0), and for a child in another tier ``-1 -`` its index among the
+    chunk's distinct children in other tiers, whose keys alone are kept (no array of every
+    child's key is held). Returns the tier's node kind, side to move, result, move offsets
+    (int32 while the moves fit), the chunks' rows and distinct outside keys, and the moves'
+    probabilities as one-byte codes into a table of the few distinct ones (the same float64
+    values when looked up: one byte per move instead of eight)."""
+    n = len(keys)
+    kind, to_move, result = np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
+    deg = np.empty(n, np.int32)
+    index = SortedLookup(keys)
+    parts: list[np.ndarray] = []
+    out_keys: list[np.ndarray] = []
+    prob_coder = FloatCoder()
+    for s, exp in tierwork.expansions(run, keys, chunk=EXPAND_CHUNK):
+        m = len(exp.kind)
+        kind[s : s + m] = exp.kind
+        to_move[s : s + m] = exp.to_move
+        result[s : s + m] = exp.result
+        deg[s : s + m] = np.diff(exp.offsets)
+        kids = np.asarray(exp.children, dtype=np.uint64)
+        _, inside, rows = tierwork.split_inside(run.game, t, kids, keys, index)
+        part = np.empty(len(kids), np.int32 if n < 2**31 else np.int64)
+        part[inside] = rows
+        distinct, where = np.unique(kids[~inside], return_inverse=True)
+        part[~inside] = -1 - where
+        parts.append(part)
+        out_keys.append(distinct)
+        prob_coder.add(np.ones(len(kids)) if exp.probs is None
+                       else np.asarray(exp.probs, dtype=np.float64))
+        del exp, kids, inside, rows, distinct, where
+    offsets = np.zeros(n + 1, np.int32 if int(deg.sum(dtype=np.int64)) < 2**31 else np.int64)
+    np.cumsum(deg, dtype=offsets.dtype, out=offsets[1:])
+    return kind, to_move, result, offsets, parts, out_keys, prob_coder.finish()
+
+
+def _join(parts: list[np.ndarray], out_keys: list[np.ndarray], boundary: np.ndarray, n: int,
+          moves: int) -> tuple[np.ndarray, int]:
+    """The chunks' rows in one array, a child in another tier as ``n +`` its row of the
+    ``boundary`` (sorted keys); the chunks' parts are let go (and given back to the system) as
+    they are copied. Also returns how many moves stay in the tier."""
+    child = np.empty(moves, np.int32 if n + len(boundary) < 2**31 else np.int64)
+    inside_moves, e = 0, 0
+    for i in range(len(parts)):
+        part, distinct = parts[i], out_keys[i]
+        parts[i] = out_keys[i] = None  # type: ignore[call-overload]
+        leaves = part < 0
+        inside_moves += len(part) - int(leaves.sum())
+        dest = child[e : e + len(part)]
+        dest[:] = part
+        dest[leaves] = n + np.searchsorted(boundary, distinct)[-1 - part[leaves]]
+        e += len(part)
+        del part, distinct, leaves, dest
+        if i % 16 == 15:
+            memory.return_freed_memory()
+    return child, inside_moves
+
+
 def solve_tier(run: Any, info: Any) -> dict[str, Any]:
-    """Solve one tier of a game with chance nodes and write its tier file; returns its stats."""
+    """Solve one tier of a game with chance nodes and write its tier file; returns its stats.
+    The tier's keys and plies are read from its discovery files when needed, not held through
+    the solve (the engine names positions by row)."""
 
     t0 = time.perf_counter()
     game, t = run.game, info.tier
@@ -145,71 +206,22 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
         raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t)}) has {info.positions:,} positions and needs about "
                           f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
                           "free here (the finished tiers are kept: run again on a larger machine to resume)")
-    keys, ply, kind, to_move, result = tierwork.tier_arrays(run, t)
-    del ply  # read again for the file: not held through the solve
+    keys = tierwork.tier_keys(run, t)
     n = len(keys)
-    deg = np.empty(n, np.int32)
-    index = SortedLookup(keys)
-    # each chunk of positions is expanded and its children turned into rows at once: rows of
-    # this tier (>= 0), and for a child in another tier -1 - its index among the chunk's
-    # distinct children in other tiers, whose keys alone are kept (no array of every child's
-    # key is held)
-    child_parts: list[np.ndarray] = []
-    out_keys: list[np.ndarray] = []
-    # probabilities as one-byte codes into a table of the few distinct ones (the same float64
-    # values when looked up): one byte per move instead of eight, for the whole solve
-    prob_coder = FloatCoder()
-    for s, exp in tierwork.expansions(run, keys, chunk=EXPAND_CHUNK):
-        m = len(exp.kind)
-        kind[s : s + m] = exp.kind
-        to_move[s : s + m] = exp.to_move
-        result[s : s + m] = exp.result
-        deg[s : s + m] = np.diff(exp.offsets)
-        kids = np.asarray(exp.children, dtype=np.uint64)
-        _, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
-        part = np.empty(len(kids), np.int32 if n < 2**31 else np.int64)
-        part[inside] = rows
-        distinct, where = np.unique(kids[~inside], return_inverse=True)
-        part[~inside] = -1 - where
-        child_parts.append(part)
-        out_keys.append(distinct)
-        prob_coder.add(np.ones(len(kids)) if exp.probs is None
-                       else np.asarray(exp.probs, dtype=np.float64))
-        del exp, kids, inside, rows, distinct, where
-    # offsets as int32 while the moves fit (4 bytes a position less through the solve)
-    offsets = np.zeros(n + 1, np.int32 if int(deg.sum(dtype=np.int64)) < 2**31 else np.int64)
-    np.cumsum(deg, dtype=offsets.dtype, out=offsets[1:])
-    del deg
-    probs = prob_coder.finish()
-    del prob_coder, index
+    kind, to_move, result, offsets, parts, out_keys, probs = _expand(run, t, keys)
+    del keys
     memory.return_freed_memory()  # the chunks' expansions (below the mmap threshold: malloc's heaps)
     t_expand = time.perf_counter() - t0
     # children in other tiers: the boundary, one row per distinct position, read from their
-    # finished tier files; the chunks' rows join in one array (the chunks' parts given back to
-    # the system as they are copied)
+    # finished tier files
     boundary = unique(np.concatenate(out_keys)) if out_keys else np.empty(0, np.uint64)
     outside = _outside(run, t, info, boundary)
-    b = len(outside)
-    moves = int(offsets[-1])
-    child = np.empty(moves, np.int32 if n + b < 2**31 else np.int64)
-    inside_moves, e = 0, 0
-    for i in range(len(child_parts)):
-        part, distinct = child_parts[i], out_keys[i]
-        child_parts[i] = out_keys[i] = None  # type: ignore[call-overload]
-        leaves = part < 0
-        inside_moves += len(part) - int(leaves.sum())
-        dest = child[e : e + len(part)]
-        dest[:] = part
-        dest[leaves] = n + np.searchsorted(boundary, distinct)[-1 - part[leaves]]
-        e += len(part)
-        del part, distinct, leaves, dest
-        if i % 16 == 15:
-            memory.return_freed_memory()
-    del child_parts, out_keys, boundary
+    outside.keys = None
+    moves, b = int(offsets[-1]), len(boundary)
+    child, inside_moves = _join(parts, out_keys, boundary, n, moves)
+    del parts, out_keys, boundary
     memory.return_freed_memory()
     max_sweeps = run.max_sweeps if run.max_sweeps is not None else 100_000
-    del keys  # read again for the file (the engine names positions by row in its messages)
-    outside.keys = None
     sol = solve_chance(kind, to_move, result, offsets, child, probs, outside,
                        chunk=max(CHUNK_MIN, min(CHUNK_MAX, n // CHUNK_SHARE)), tol=run.tol,
                        max_sweeps=max_sweeps)
@@ -223,9 +235,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
              "converged": bool(sol.converged), "terminal": int((kind == NodeKind.TERMINAL).sum()),
              "chance": int((kind == NodeKind.CHANCE).sum()), **sol.stats}
     del sol
-    keys = np.load(run.discover / f"keys-{t}.npy")
-    ply = np.load(run.discover / f"ply-{t}.npy")
-    frames = positions_tables(keys, to_move, kind, ply, deg, cols)
+    frames = positions_tables(tierwork.tier_keys(run, t), to_move, kind, tierwork.tier_plies(run, t), deg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "toolkit_version": solver.__version__,
             "seconds": round(time.perf_counter() - t0, 3),

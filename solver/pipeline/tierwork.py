@@ -26,11 +26,20 @@ def tier_file(tier: int) -> str:
     return f"tier-{int(tier)}.parquet"
 
 
+def tier_keys(run: Any, t: int) -> np.ndarray:
+    """A tier's discovered keys (sorted)."""
+    return np.load(run.discover / f"keys-{t}.npy")
+
+
+def tier_plies(run: Any, t: int) -> np.ndarray:
+    """A tier's discovered plies (fewest moves from the start), in the order of its keys."""
+    return np.load(run.discover / f"ply-{t}.npy")
+
+
 def tier_arrays(run: Any, t: int) -> tuple[np.ndarray, ...]:
     """A tier's discovered keys and plies, and empty node kind, side to move and terminal result
     arrays for its positions (filled as the tier is expanded)."""
-    keys = np.load(run.discover / f"keys-{t}.npy")
-    ply = np.load(run.discover / f"ply-{t}.npy")
+    keys, ply = tier_keys(run, t), tier_plies(run, t)
     n = len(keys)
     return keys, ply, np.empty(n, np.int8), np.empty(n, np.int8), np.zeros(n, np.int8)
 
