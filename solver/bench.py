@@ -69,7 +69,9 @@ def warm_up(game) -> None:
         if not len(exp.children):
             break
         keys = np.unique(np.asarray(exp.children, dtype=np.uint64))[:4096]
-    if game.chance == "in-play":
+    from solver.pipeline.capabilities import engine_of
+
+    if engine_of(game, "tiers") == "value-iteration":
         from solver.engines.components import solve_chance
 
         # a chance node (row 0) rolling to a decision (row 1) that may loop back or end (row 2)

@@ -408,8 +408,8 @@ def positions_tables(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply
         names = ["key", "player", "kind", "ply", "num_moves"]
         for name, arr in cols.items():
             part = np.asarray(arr[lo:hi], dtype=np.float64)
-            nan = np.isnan(part)
-            arrays.append(pa.array(part, mask=nan) if nan.any() else pa.array(part))
+            nan = np.isnan(part) if name in ("p_win", "p_loss") else None  # undefined: null, as there
+            arrays.append(pa.array(part, mask=nan) if nan is not None and nan.any() else pa.array(part))
             names.append(name)
         yield pa.Table.from_arrays(arrays, names=names)
 

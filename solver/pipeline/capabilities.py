@@ -17,9 +17,9 @@ ENGINES: tuple[str, ...] = ("retrograde", "value-iteration", "secret-choice")
 
 def engine_of(game: Game, kind: Kind = "whole") -> Engine:
     """The engine a ``kind`` solve of ``game`` uses, from its declarations alone: secret choices
-    the secret-choice engine (which has no tier worker), dice during play value iteration (tiers too), a random setup alone
-    retrograde (below the setups, whose expected results are then summed; a sweep solves each
-    setup by retrograde), else retrograde."""
+    the secret-choice engine (which has no tier worker), dice during play value iteration
+    (tiers too), a random setup alone retrograde (below the setups, whose expected results are
+    then summed; a sweep solves each setup by retrograde), else retrograde."""
     if game.secret_choices and kind != "sweep":
         return "secret-choice"
     if game.chance == "in-play":

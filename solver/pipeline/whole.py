@@ -228,9 +228,10 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         return _solve_chance(graph, step, progress, tol, max_sweeps)
     from solver.engines.value_iteration import value_iteration
 
+    # secret choices: value iteration with a matrix game at each simultaneous node
     tiers = game.tier_of(graph.keys) if game.has_tiers else None
     if max_sweeps is None:
-        max_sweeps = MAX_SWEEPS_SIMULTANEOUS if simultaneous.any() else 100_000
+        max_sweeps = MAX_SWEEPS_SIMULTANEOUS
     step.update(note=f"value iteration of {graph.n:,} positions")
     with Task("value iteration", progress, done=0, unit="sweeps") as sweeps:
         def on_sweeps(stage: str, tier: int, done: int, residual: float) -> None:
@@ -241,36 +242,34 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
     cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
-    if simultaneous.any():
-        # Win probabilities are those the stored (stationary) strategies earn. In recursive games
-        # optimal stationary strategies need not exist: only play that changes over time gets
-        # within any margin of the value. Where the strategies found do not earn the value, the
-        # win probability is left undefined (null) rather than stated wrongly.
-        undefined = np.abs(sol.p_win - sol.p_loss - sol.value) > P_WIN_GAP
-        cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
-        cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
-        extra["p_win_undefined"] = int(undefined.sum())
-        # the same expected result from Player 1's point of view (two players, zero-sum)
-        cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, sol.value, -sol.value)
-        for p in range(game.num_players):
-            column: list[list[float] | None] = [None] * graph.n
-            for row, mixes in strategies.items():
-                column[int(row)] = [float(x) for x in mixes[p]]
-            cols[f"strategy_{p + 1}"] = column
-        for k in ("lp_solves", "lp_seconds", "sweeps", "certified", "residual"):
-            if k in sol.stats:
-                extra[f"simultaneous_{k}"] = sol.stats[k]
-        extra["simultaneous_nodes"] = int(simultaneous.sum())
-        extra["max_sweeps"] = int(max_sweeps)
-        extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
-        if not (sol.stats.get("certified", False) and sol.converged):
-            extra["not_certified_because"] = (
-                "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
-                else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
-                     f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
-                     f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
-    return cols, {**extra, "solver": "value_iteration" + ("+matrix games (LP)" if simultaneous.any() else ""),
-                  "solution": "stochastic",
+    # Win probabilities are those the stored (stationary) strategies earn. In recursive games
+    # optimal stationary strategies need not exist: only play that changes over time gets
+    # within any margin of the value. Where the strategies found do not earn the value, the
+    # win probability is left undefined (null) rather than stated wrongly.
+    undefined = np.abs(sol.p_win - sol.p_loss - sol.value) > P_WIN_GAP
+    cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
+    cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
+    extra["p_win_undefined"] = int(undefined.sum())
+    # the same expected result from Player 1's point of view (two players, zero-sum)
+    cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, sol.value, -sol.value)
+    for p in range(game.num_players):
+        column: list[list[float] | None] = [None] * graph.n
+        for row, mixes in strategies.items():
+            column[int(row)] = [float(x) for x in mixes[p]]
+        cols[f"strategy_{p + 1}"] = column
+    for k in ("lp_solves", "lp_seconds", "sweeps", "certified", "residual"):
+        if k in sol.stats:
+            extra[f"simultaneous_{k}"] = sol.stats[k]
+    extra["simultaneous_nodes"] = int(simultaneous.sum())
+    extra["max_sweeps"] = int(max_sweeps)
+    extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
+    if not (sol.stats.get("certified", False) and sol.converged):
+        extra["not_certified_because"] = (
+            "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
+            else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
+                 f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
+                 f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
+    return cols, {**extra, "solver": "value_iteration+matrix games (LP)", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
                   "converged": bool(sol.converged),
                   "certified": bool(sol.stats.get("certified", False)) and bool(sol.converged)}, None
