@@ -92,20 +92,19 @@ def test_margin_one_pass_equals_threshold_passes_on_greener():
 
     game = make_game("greener", rows=3, cols=3, black=2, white=2, setup="BWG/GGB/WGG")
     graph = enumerate_positions(game)
-    same = R._same_player_edges(graph)
-    roffsets, redge = graph.reverse()
-    one_pass = R._margins_acyclic(graph, same, roffsets, redge)
+    back = R.Backward.of(graph)
+    one_pass = R._one_pass(back, graph.margin)
     assert one_pass is not None
     n = graph.n
     terminal = graph.kind == 3
     tm = graph.margin.astype(np.int64)
     cands = np.unique(np.concatenate([tm[terminal], -tm[terminal], [0]]))
     best = np.full(n, cands[0])
-    src = graph.parent_of_edge()
     for t in cands[1:]:
-        ok = R._can_force_at_least(graph, same, roffsets, redge, src, tm, terminal, t)
+        ok = R._can_force_at_least(graph, back, t)
         best = np.where(ok, t, best)
-    assert np.array_equal(best, one_pass.astype(np.int64))
+    assert np.array_equal(best, one_pass[2].astype(np.int64))
+    assert np.array_equal(R._margins_sweep(graph, back), best)
 
 
 @pytest.mark.parametrize("params", [
@@ -124,12 +123,10 @@ def test_one_pass_values_equal_the_queue_passes(params):
     graph.child = graph.child[np.repeat(keep, np.diff(graph.offsets))]
     graph.offsets = np.concatenate([[0], np.cumsum(counts)])
     graph.kind = np.where(keep, graph.kind, 3).astype(np.int8)
-    src = graph.parent_of_edge()
-    same = R._same_player_edges(graph, src)
-    roffsets, redge = graph.reverse()
-    one = R._one_pass(graph, same, roffsets, redge, src)
+    back = R.Backward.of(graph)
+    one = R._one_pass(back, graph.margin)
     assert one is not None
-    value, remoteness = R._win_lose_tie(graph, same, roffsets, redge, None, src)
+    value, remoteness = R._values(back)
     assert np.array_equal(one[0], value) and np.array_equal(one[1], remoteness)
     assert (value == TIE).any() and (value == LOSE).any() and (value == WIN).any()
 
@@ -138,9 +135,7 @@ def test_one_pass_refuses_cycles():
     from solver.engines import retrograde as R
 
     graph = enumerate_positions(make_game("blam", rows=3, cols=3, per_size=1))
-    src = graph.parent_of_edge()
-    roffsets, redge = graph.reverse()
-    assert R._one_pass(graph, R._same_player_edges(graph, src), roffsets, redge, src) is None
+    assert R._one_pass(R.Backward.of(graph), graph.margin) is None
 
 
 def test_blam_3x3_retrograde_equals_alphabeta_everywhere():

@@ -22,15 +22,15 @@ from tests.clirun import run
 # --- fault 8: margins by one sweep per side ------------------------------------------------------
 
 def _counting(monkeypatch) -> list[int]:
-    """Count the threshold passes (:func:`_retro_jit.can_force_at_least`) run from now on."""
+    """Count the threshold passes (:func:`_retro_jit.tier_force_at_least`) run from now on."""
     calls: list[int] = []
-    real = _retro_jit.can_force_at_least
+    real = _retro_jit.tier_force_at_least
 
     def counted(*args):
         calls.append(int(args[-1]))
         return real(*args)
 
-    monkeypatch.setattr(_retro_jit, "can_force_at_least", counted)
+    monkeypatch.setattr(_retro_jit, "tier_force_at_least", counted)
     return calls
 
 
@@ -49,8 +49,8 @@ def test_blam_margins_take_no_threshold_pass_and_equal_the_passes(monkeypatch, p
     margin_cols = sorted(c for c in cols if c.endswith("margin"))
     assert margin_cols, cols.keys()
 
-    def by_passes(graph, same, roffsets, redge, src, terminal):
-        return R._threshold_margins(graph, same, roffsets, redge, src, terminal)
+    def by_passes(graph, back):
+        return R._threshold_margins(graph, back)
 
     monkeypatch.setattr(R, "_margins_sweep", by_passes)
     reference, _, _ = solve_graph(game, graph)

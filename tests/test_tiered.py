@@ -184,10 +184,10 @@ def tier_inputs(draw):
 @given(tier=tier_inputs())
 def test_margin_sweep_equals_one_threshold_pass_per_candidate(tier):
     """The one-sweep margins of a tier (two sides) are those of a pass per candidate margin."""
-    from solver.engines import _tier_jit
+    from solver.engines import _retro_jit
 
     outdeg, roff, rparent, eoff, em, terminal, tm, to_move = tier
-    sweep = _tier_jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
+    sweep = _retro_jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tm, to_move)
     passes = tiered.threshold_margins(outdeg, roff, rparent, eoff, em, terminal, tm)
     assert sweep.tolist() == passes.tolist()
 

@@ -22,7 +22,8 @@ per distinct terminal margin) remain as the reference. On an **acyclic** graph (
 backward pass in topological order gives values, remoteness and margins at once (same results,
 half the work).
 
-The passes run as compiled queue kernels (:mod:`solver.engines._retro_jit`).
+The passes are the compiled kernels of :mod:`solver.engines._retro_jit`, the same ones the tiered
+solver runs on each tier: a whole graph is a tier no move leaves.
 """
 
 from __future__ import annotations
@@ -86,148 +87,118 @@ def retrograde(graph: Graph, *, scored: bool = False, progress: Progress | None 
             "use solver.engines.value_iteration.value_iteration for chance nodes"
         )
     refuse_dead_ends(graph)
-    src = graph.parent_of_edge()  # once: every step needs it
-    same = _same_player_edges(graph, src)
-    roffsets, redge = graph.reverse()
+    back = Backward.of(graph)
     if scored:  # margins need a backward pass anyway: on an acyclic graph it also gives values
-        one_pass = _one_pass(graph, same, roffsets, redge, src)
+        one_pass = _one_pass(back, graph.margin)
         if one_pass is not None:
             value, remoteness, margin = one_pass
             if progress is not None:
                 progress("one pass", int(remoteness.max(initial=0)), graph.n)
             return Solved(value=value, remoteness=remoteness, margin=margin.astype(np.int16))
-    value, remoteness = _win_lose_tie(graph, same, roffsets, redge, progress, src)
-    margin = _margins(graph, same, roffsets, redge, src) if scored else None
+    value, remoteness = _values(back)
+    if progress is not None:
+        progress("win/lose/tie", int(remoteness[value != DRAW].max(initial=0)), graph.n)
+    margin = _margins(graph, back) if scored else None
     return Solved(value=value, remoteness=remoteness, margin=margin)
 
 
-def _same_player_edges(graph: Graph, src: np.ndarray | None = None) -> np.ndarray:
-    """``bool[E]``: the child's side to move is the parent's (the parent moves again)."""
-    src = graph.parent_of_edge() if src is None else src
-    return graph.to_move[graph.child] == graph.to_move[src]
+@dataclass
+class Backward:
+    """A graph's moves read from the children (what every pass walks), with its terminals.
+
+    ``rparent[roff[c]:roff[c + 1]]`` are the parents of row ``c``: ``p`` when ``p``'s mover is
+    ``c``'s, ``~p`` when the mover changes (:func:`_retro_jit.signed_reverse`); ``outdeg`` the
+    number of moves of each row; ``terminal_result`` -1 for a row that is not terminal, else the
+    mover's result (0 loss, 1 tie, 2 win)."""
+
+    outdeg: np.ndarray
+    roff: np.ndarray
+    rparent: np.ndarray
+    terminal: np.ndarray
+    terminal_result: np.ndarray
+
+    @classmethod
+    def of(cls, graph: Graph) -> "Backward":
+        wide = np.int32 if graph.n < 2**31 - 1 else np.int64
+        rparent = np.empty(len(graph.child), dtype=wide)
+        roff = _jit.signed_reverse(graph.offsets, graph.child, graph.to_move, rparent)
+        terminal = graph.kind == NodeKind.TERMINAL
+        terminal_result = np.where(terminal, graph.result.astype(np.int8) + 1, -1).astype(np.int8)
+        return cls(np.diff(graph.offsets).astype(np.int32), roff, rparent, terminal, terminal_result)
 
 
-def _win_lose_tie(
-    graph: Graph,
-    same: np.ndarray,
-    roffsets: np.ndarray,
-    redge: np.ndarray,
-    progress: Progress | None,
-    src: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    src = graph.parent_of_edge() if src is None else src
-    terminal = graph.kind == NodeKind.TERMINAL
-    terminal_result = np.where(terminal, graph.result.astype(np.int8) + 1, -1).astype(np.int8)
-    value, remoteness = _jit.win_lose_tie(
-        src, same, roffsets, redge, np.diff(graph.offsets), terminal_result,
-        NO_REMOTENESS,
-    )
-    if progress is not None:
-        progress("win/lose/tie", int(remoteness[value != DRAW].max(initial=0)), graph.n)
-    return value, remoteness
+def _values(back: Backward) -> tuple[np.ndarray, np.ndarray]:
+    """Values and remoteness: the tier kernel with no move leaving the graph."""
+    return _jit.tier_values(back.outdeg, back.roff, back.rparent,
+                            *_jit.no_outside(len(back.outdeg), NO_REMOTENESS),
+                            back.terminal_result, NO_REMOTENESS)
 
 
-def _margins(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray | None = None
-) -> np.ndarray:
+def _margins(graph: Graph, back: Backward) -> np.ndarray:
     """Optimal final margin from the side to move (endless play = 0), exact on cyclic graphs:
     one attractor sweep per side (:func:`_margins_sweep`) when the sides to move are 0 and 1
     (every two-sided graph, and each seat's view of a paranoid one), else the threshold passes
     (:func:`_threshold_margins`). Both give the same margins."""
-    src = graph.parent_of_edge() if src is None else src
-    terminal = graph.kind == NodeKind.TERMINAL
     if graph.n == 0 or (int(graph.to_move.min()) >= 0 and int(graph.to_move.max()) <= 1):
-        return _margins_sweep(graph, same, roffsets, redge, src, terminal)
-    return _threshold_margins(graph, same, roffsets, redge, src, terminal)
+        return _margins_sweep(graph, back)
+    return _threshold_margins(graph, back)
 
 
-def _threshold_margins(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray,
-    terminal: np.ndarray,
-) -> np.ndarray:
+def _threshold_margins(graph: Graph, back: Backward) -> np.ndarray:
     """Margins by threshold passes: for each threshold ``t`` among the achievable margins
     (terminal margins and 0), a win/lose pass decides whether the side to move can force a final
     margin ``>= t``; the optimal margin is the largest such ``t``. "Forcing >= t" for one side is
     "preventing >= -t + 1" for the other, so a position where the mover cannot force ``>= t`` is
     one where the opponent can force ``> -t``; endless play counts as 0, decided per threshold.
     The reference :func:`_margins_sweep` is tested on; used for movers other than sides 0/1."""
+    terminal = back.terminal
     tmargin = graph.margin.astype(np.int64)
     # achievable margins, from either side's point of view
     candidates = unique(np.concatenate([tmargin[terminal], -tmargin[terminal], [0]]))
     # every final margin (and endless play's 0) is >= the smallest candidate, so it is forced
     best = np.full(graph.n, candidates[0], dtype=np.int64)
     for t in candidates[1:]:
-        ok = _can_force_at_least(graph, same, roffsets, redge, src, tmargin, terminal, t)
+        ok = _can_force_at_least(graph, back, t)
         best = np.where(ok, t, best)
     return best.astype(np.int16)
 
 
-def _margins_sweep(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray,
-    terminal: np.ndarray,
-) -> np.ndarray:
+def _margins_sweep(graph: Graph, back: Backward) -> np.ndarray:
     """The margins of :func:`_margins` in one attractor sweep per side
-    (:func:`solver.engines._tier_jit.tier_margins`, the tiered solver's kernel, with no moves
-    leaving the graph) instead of one threshold pass per candidate margin: every move is looked
-    at twice, not twice per candidate. Sides to move 0 and 1 only. Blam! 3x3-3p (paranoid, three
-    seats, 25 candidate margins each) spent 43 of its 60 s of solving in the threshold passes."""
-    from solver.engines import _tier_jit
-
-    n = graph.n
-    parents = src[redge]
-    wide = np.int32 if n < 2**31 - 1 else np.int64
-    rparent = np.where(same[redge], parents, ~parents).astype(wide)  # ~p: the other side moves at p
-    no_outside = np.zeros(n + 1, dtype=np.int32)
-    best = _tier_jit.tier_margins(
-        np.diff(graph.offsets).astype(np.int32), roffsets, rparent, no_outside,
-        np.zeros(0, dtype=np.int32), terminal, graph.margin.astype(np.int32), graph.to_move.astype(np.int8),
+    (:func:`_retro_jit.tier_margins`, the tiered solver's kernel, with no moves leaving the
+    graph) instead of one threshold pass per candidate margin: every move is looked at twice,
+    not twice per candidate. Sides to move 0 and 1 only. Blam! 3x3-3p (paranoid, three seats,
+    25 candidate margins each) spent 43 of its 60 s of solving in the threshold passes."""
+    best = _jit.tier_margins(
+        back.outdeg, back.roff, back.rparent, np.zeros(graph.n + 1, dtype=np.int32),
+        np.zeros(0, dtype=np.int32), back.terminal, graph.margin.astype(np.int32),
+        graph.to_move.astype(np.int8),
     )
     return best.astype(np.int16, copy=False)
 
 
-def _one_pass(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray, src: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _one_pass(back: Backward, margin: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``(value, remoteness, margin int32)`` by one backward pass in topological order, or
-    ``None`` when the graph has a cycle (see :func:`_retro_jit.solve_acyclic`)."""
-    terminal = graph.kind == NodeKind.TERMINAL
-    terminal_result = np.where(terminal, graph.result.astype(np.int8) + 1, -1).astype(np.int8)
-    value, remoteness, margin, settled = _jit.solve_acyclic(
-        src, same, roffsets, redge, np.diff(graph.offsets), terminal_result,
-        graph.margin.astype(np.int32), NO_REMOTENESS,
+    ``None`` when the graph has a cycle (see :func:`_retro_jit.solve_acyclic`). ``margin``: the
+    terminal margins (zeros when ``None``)."""
+    n = len(back.outdeg)
+    tmargin = np.zeros(n, dtype=np.int32) if margin is None else margin.astype(np.int32)
+    value, remoteness, margins, settled = _jit.solve_acyclic(
+        back.outdeg, back.roff, back.rparent, back.terminal_result, tmargin, NO_REMOTENESS,
     )
-    if settled < graph.n:
+    if settled < n:
         return None
-    return value, remoteness, margin
+    return value, remoteness, margins
 
 
-def _margins_acyclic(
-    graph: Graph, same: np.ndarray, roffsets: np.ndarray, redge: np.ndarray,
-    src: np.ndarray | None = None,
-) -> np.ndarray | None:
-    """Margins by the one backward pass (``None`` on a cyclic graph)."""
-    src = graph.parent_of_edge() if src is None else src
-    out = _one_pass(graph, same, roffsets, redge, src)
-    return None if out is None else out[2].astype(np.int16)
-
-
-def _can_force_at_least(
-    graph: Graph,
-    same: np.ndarray,
-    roffsets: np.ndarray,
-    redge: np.ndarray,
-    src_of_edge: np.ndarray,
-    tmargin: np.ndarray,
-    terminal: np.ndarray,
-    t: int,
-) -> np.ndarray:
+def _can_force_at_least(graph: Graph, back: Backward, t: int) -> np.ndarray:
     """``bool[n]``: the side to move can force a final margin ``>= t`` (endless play = 0).
 
     A reachability game: "good" positions for the mover are those from which the margin
     objective succeeds. Terminal: margin >= t. Endless play succeeds iff 0 >= t. Solved with
-    counters like step 1 of the value retrograde, with the margin threshold mirrored for the
-    opponent (the opponent succeeds at ``>= -t + 1``, i.e. the mover's margin ``< t``).
-    """
-    return _jit.can_force_at_least(
-        src_of_edge, same, roffsets, redge, np.diff(graph.offsets), terminal, tmargin, int(t)
+    counters like step 1 of the values, with the margin threshold mirrored for the opponent
+    (the opponent succeeds at ``>= -t + 1``, i.e. the mover's margin ``< t``)."""
+    return _jit.tier_force_at_least(
+        back.outdeg, back.roff, back.rparent, np.zeros(graph.n + 1, dtype=np.int32),
+        np.zeros(0, dtype=np.int32), back.terminal, graph.margin.astype(np.int64), int(t),
     )

@@ -18,7 +18,7 @@ Two phases, both resumable (every finished step is a file written atomically):
    lists are stored on disk);
    children outside the tier are looked up in the finished tier files and folded into a few
    numbers per position; the moves inside the tier are kept as a compact reverse list (int32),
-   and the passes of :mod:`solver.engines._tier_jit` give value, remoteness and (scored games)
+   and the passes of :mod:`solver.engines._retro_jit` give value, remoteness and (scored games)
    margin, exactly as the whole-graph retrograde. Each tier is written as
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
    Games with dice during play (``Game.chance == "in-play"``) solve each tier by value iteration
@@ -59,7 +59,7 @@ from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
-from solver.engines import _tier_jit as _jit
+from solver.engines import _retro_jit as _jit
 from solver.engines import waiting
 from solver.errors import ClusterError, ProtocolError, TableError, TooBigError
 from solver.faults import fault_point
@@ -668,9 +668,9 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
 
 def threshold_margins(outdeg: np.ndarray, roff: np.ndarray, rparent: np.ndarray, eoff: np.ndarray,
                       em: np.ndarray, terminal: np.ndarray, tm: np.ndarray) -> np.ndarray:
-    """Every row's optimal margin by one :func:`_tier_jit.tier_force_at_least` pass per candidate
+    """Every row's optimal margin by one :func:`_jit.tier_force_at_least` pass per candidate
     margin (each outcome's margin, either sign, and 0): the margin is the largest candidate the
-    mover can force. ``_tier_jit.tier_margins`` gives the same in one sweep per player; this stays
+    mover can force. ``_jit.tier_margins`` gives the same in one sweep per player; this stays
     for movers that are not two alternating sides, and as the reference the sweep is tested on."""
     candidates = unique(np.concatenate([tm[terminal], -tm[terminal], em.astype(np.int64),
                                         -em.astype(np.int64), [0]]))
@@ -759,7 +759,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     """Solve one tier as :func:`solve_tier_task` does, to the same table, but without reverse
     lists: after one expansion that folds the children of other tiers, each level ``r`` visits
     the still undecided positions with their children and decides those of remoteness ``r`` (see
-    :mod:`solver.engines._tier_jit`). The children are the rows the first expansion found, kept
+    :mod:`solver.engines._retro_jit`). The children are the rows the first expansion found, kept
     while memory is free (:data:`PASSES_CHILDREN_MEMORY_SHARE`, 4 bytes a move) in a tier that can
     need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least
     about 30 bytes per position of the tier instead of 100-150; time: per level a walk over the
