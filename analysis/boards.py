@@ -147,13 +147,15 @@ COLOUR_NAMES: dict[str, str] = {
 
 def legend(picture: Picture) -> list[tuple[str, str]]:
     """``(fill, words)`` for each piece colour on the board, in the palette's order (colours given
-    directly as ``#rrggbb`` are named by their code), then the outline of highlighted cells; the
-    explorer draws it beside the board."""
+    directly as ``#rrggbb`` are named by their code), then the outline of highlighted cells, then
+    the game's own symbols (:attr:`Picture.key`, fill ``""``: no swatch); the explorer draws it
+    beside the board and reports under their board strips."""
     present = {piece.colour for stack in picture.cells for piece in stack}
     out = [(_fill(c), f"{COLOUR_NAMES[c]} pyramid") for c in PALETTE if c in present]
     out += [(c, f"{c} pyramid") for c in sorted(present - set(PALETTE))]
     if picture.highlight:
         out.append((HIGHLIGHT, "outlined: the cells of the last move"))
+    out += [("", f"{symbol}: {meaning}") for symbol, meaning in picture.key]
     return out
 
 
@@ -428,13 +430,15 @@ def svg(picture: Picture, *, size: float | None = None, title: str | None = None
 
 
 def svg_strip(pictures: Sequence[Picture], captions: Sequence[str], *, size: float | None = None,
-              title: str | None = None) -> str:
+              title: str | None = None, with_legend: bool = False) -> str:
     """Several boards side by side in one SVG, e.g. the positions of a report's opening line.
 
     Each board gets its own caption from ``captions`` (one string per picture, e.g. ``"1. AL@a1"``;
     it may hold several lines separated by ``\\n``) *instead of* the picture's own caption
     lines. Every board is a ``<g class="board" data-index="i">``; within it the cells and
-    pyramids carry the same attributes as in :func:`svg`.
+    pyramids carry the same attributes as in :func:`svg`. ``with_legend``: a band under the
+    boards says what their colours and outlines stand for (:func:`legend`, over every board;
+    ``<g class="legend">``).
     """
     if len(pictures) != len(captions):
         raise ValueError(f"svg_strip needs one caption per picture: {len(pictures)} pictures, "
@@ -458,8 +462,45 @@ def svg_strip(pictures: Sequence[Picture], captions: Sequence[str], *, size: flo
         x += frag.width
         height = max(height, frag.height)
     width = max(x, 2 * PAD + (_text_width(title, 14.0, bold=True) if title else 0.0))
+    if with_legend:
+        items = list(dict.fromkeys(item for picture in pictures for item in legend(picture)))
+        # as one board's legend orders them: colours, then the outline, then the words
+        items.sort(key=lambda item: 2 if not item[0] else 1 if item[0] == HIGHLIGHT else 0)
+        band, band_height = _legend_band(items, width, top + height)
+        body.extend(band)
+        height += band_height
     return _document(body, width, top + height, size=size, title=title,
                      extra=[("class", "board-strip")])
+
+
+def _legend_band(items: Sequence[tuple[str, str]], width: float, y0: float) -> tuple[list[str], float]:
+    """A legend as SVG elements from height ``y0`` down: a swatch and its words per item,
+    wrapped to ``width``; returns the elements and the band's height (0 when there is nothing)."""
+    if not items:
+        return [], 0.0
+    key = TEXT_FONT * 0.8
+    out = [_open("g", [("class", "legend")])]
+    x, y = PAD, y0 + PAD / 2
+    for fill, words in items:
+        w = (key + 4 if fill else 0) + _text_width(words, TEXT_FONT) + 14
+        if x > PAD and x + w > width - PAD:
+            x, y = PAD, y + TEXT_LINE
+        if not fill:  # a symbol of the game's own, said in words
+            out.append(_el("text", [("x", x), ("y", y + key + 1), ("font-family", SANS),
+                                    ("font-size", TEXT_FONT), ("fill", TEXT)], words))
+            x += _text_width(words, TEXT_FONT) + 14
+            continue
+        if fill == HIGHLIGHT:  # the outline of the last move's cells, drawn as an outline
+            out.append(_el("rect", [("x", x), ("y", y + 2), ("width", key), ("height", key), ("fill", "none"),
+                                    ("stroke", fill), ("stroke-width", 2.0)]))
+        else:
+            out.append(_el("rect", [("x", x), ("y", y + 2), ("width", key), ("height", key), ("fill", fill),
+                                    ("stroke", OUTLINE), ("stroke-width", 0.8)]))
+        out.append(_el("text", [("x", x + key + 4), ("y", y + key + 1), ("font-family", SANS),
+                                ("font-size", TEXT_FONT), ("fill", TEXT)], words))
+        x += w
+    out.append("</g>")
+    return out, (y - y0) + TEXT_LINE + PAD
 
 
 def write_svg(picture: Picture, path: str | os.PathLike[str], *, size: float | None = None,

@@ -185,8 +185,10 @@ def _legend_html(picture: Any) -> str:
     number or letter), the last move's outline, and the dots of the legal moves by value."""
     from analysis.boards import legend
 
-    items = [f"<span class='key'><i style='background:{fill}'></i>{escape(words)}</span>"
-             for fill, words in legend(picture)]
+    def swatch(fill: str) -> str:  # no swatch for a symbol said in words
+        return f"<i style='background:{fill}'></i>" if fill else ""
+
+    items = [f"<span class='key'>{swatch(fill)}{escape(words)}</span>" for fill, words in legend(picture)]
     if picture.marks:
         shown = {c for _, c, _ in picture.marks}
         items.append("dots: a legal move into that cell, by its value for the mover: " + " ".join(

@@ -55,12 +55,21 @@ MAX_PNG_BYTES = 80_000
 MAX_ROWS = 40
 
 
+def variant_name(game: Any, label: str | None = None) -> str:
+    """How a report names its variant in the title: the game's name and the preset it is
+    (``"Blam! (preset 3x3)"``, :meth:`Game.display_name`); ``label`` (the full parameters) for
+    an object that is not a game. The full parameters go in the introduction."""
+    name = getattr(game, "display_name", None)
+    return name() if callable(name) else (label or str(game))
+
+
 # --- document model -----------------------------------------------------------------------
 
 @dataclass
 class Block:
-    """One piece of a section: ``text``, ``note``, ``table``, ``figure`` (a PNG chart) or
-    ``boards`` (an SVG picture of board positions)."""
+    """One piece of a section: ``text``, ``note``, ``table``, ``figure`` (a PNG chart),
+    ``boards`` (an SVG picture of board positions), ``terms`` (a glossary) or ``links`` (rows of
+    ``(words, address)``: pages of the explorer, which is not part of the report)."""
 
     kind: str
     text: str = ""
@@ -92,6 +101,10 @@ class Section:
 
     def text(self, text: str) -> None:
         self.blocks.append(Block("text", text=text))
+
+    def links(self, entries: Iterable[tuple[str, str]]) -> None:
+        """A list of links, ``(words, address)`` each."""
+        self.blocks.append(Block("links", rows=[list(e) for e in entries]))
 
     def terms(self, entries: Iterable[tuple[str, str]]) -> None:
         """A list of words and their meanings (a glossary)."""
@@ -169,6 +182,8 @@ def render_markdown(doc: Document) -> str:
                 out += [f"![{b.text}](figures/{b.figure}.svg)", "", f"*{b.text}*", ""]
             elif b.kind == "terms":
                 out += [f"- **{term}**: {meaning}" for term, meaning in b.rows] + [""]
+            elif b.kind == "links":
+                out += [f"- [{words}]({address})" for words, address in b.rows] + [""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -230,6 +245,9 @@ def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
             elif b.kind == "boards":
                 out.append(f'<figure class="boards">{_inline_svg(doc.svgs[b.figure])}'
                            f"<figcaption>{e(b.text)}</figcaption></figure>")
+            elif b.kind == "links":
+                out.append("<ul>" + "".join(f'<li><a href="{e(address)}">{e(words)}</a></li>'
+                                            for words, address in b.rows) + "</ul>")
             elif b.kind == "terms":
                 out.append("<dl>" + "".join(f"<dt>{e(term)}</dt><dd>{e(meaning)}</dd>" for term, meaning in b.rows)
                            + "</dl>")
@@ -462,9 +480,9 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
     t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, players, v,
                 M.Seats.of(names, v.first_player, players), start)
     label = meta.get("label", getattr(solution.game, "name", "game"))
-    title = f"Balance report: {label}"
+    title = f"Balance report: {variant_name(solution.game, label)}"
     title_game = getattr(solution.game, "title", "") or label
-    intro = (f"{title_game}. Exact analysis of every position reachable from the start "
+    intro = (f"{title_game}. Variant: `{label}`. Exact analysis of every position reachable from the start "
              f"({M.count(pos):,} positions{' up to symmetry' if meta.get('symmetry', True) else ''}), "
              f"computed from the solved tables. Values are from the side to move: win, lose, tie "
              f"(the game ends level) or draw (endless play, neither side can force a win). "
@@ -1069,7 +1087,7 @@ def _strips(doc: Document, sec: Section, stem: str, pictures: Sequence[Any], cap
     i = 0
     for k, size in enumerate(sizes, 1):
         name = f"{stem}_{k}"
-        doc.svgs[name] = svg_strip(list(pictures[i:i + size]), list(captions[i:i + size]))
+        doc.svgs[name] = svg_strip(list(pictures[i:i + size]), list(captions[i:i + size]), with_legend=True)
         part = "" if strips == 1 else f" ({i + 1} of {total})" if size == 1 else f" ({i + 1}-{i + size} of {total})"
         sec.boards(name, caption + part)
         i += size

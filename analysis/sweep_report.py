@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis import plots
 from analysis.metrics import setup_summary
-from analysis.report import Document, Section, save_document
+from analysis.report import Document, Section, save_document, variant_name
 
 from solver.pipeline.tasks import VALUES
 
@@ -75,8 +75,9 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
     done, total = int(meta["classes_done"]), int(meta["classes"])
     label = meta["label"]
     kind = "exact" if complete else "PARTIAL, ESTIMATED"
-    title = f"Balance report ({kind}): {label}"
-    intro = (f"{getattr(game, 'title', '') or game.name}, over every random setup: {total:,} setup classes "
+    title = f"Balance report ({kind}): {variant_name(game, label)}"
+    intro = (f"{getattr(game, 'title', '') or game.name} (variant `{label}`), over every random setup: "
+             f"{total:,} setup classes "
              f"({meta['arrangements']:,} arrangements of the pyramids, up to symmetry), each solved exactly "
              f"as its own task by the task layer (`solver/pipeline/tasks.py`). {done:,} of {total:,} "
              f"setup classes are solved ({100 * done / total:.3f}%). "

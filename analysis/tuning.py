@@ -571,6 +571,16 @@ def _hidden_choice_sentences(names: Sequence[str], rows: list[dict[str, Any]]) -
     return out
 
 
+def _game_title(game_name: str) -> str:
+    """The game's short title (``"Blam!"``), or its name when it is not registered."""
+    from solver.games import game_class
+
+    try:
+        return game_class(game_name).short_title_of()
+    except Exception:  # a game the registry does not know: its registry name says it
+        return game_name
+
+
 def _variant_label(row: Mapping[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{n}={row[n]}" for n in names)
 
@@ -591,7 +601,7 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
                  f"defaults)" if fixed else "with every other parameter at its default")
     vary_txt = "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in vary.items())
     doc = Document(
-        f"Rules tuning: {game_name}, varying {', '.join(names)}",
+        f"Rules tuning: {_game_title(game_name)}, varying {', '.join(names)}",
         f"Every combination of {vary_txt} {fixed_txt} "
         f"was solved exactly; {len(rows)} variants. All numbers come from the variants' tables. "
         f"{view}; a ply is one move by one player.")
@@ -666,6 +676,10 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
     sec.figure("positions", "Number of positions per variant (log scale).")
     doc.sections.append(sec)
 
+    compare = _compare_section(game_name, labels, rows)
+    if compare is not None:
+        doc.sections.append(compare)
+
     sec = Section("Provenance", "The tables each row was computed from.")
     sec.table(["variant", "label", "rules version", "toolkit version", "solve time (s)", "table"],
               [[lbl, r["label"], r["rules_version"], r["toolkit_version"],
@@ -679,6 +693,32 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
     if glossary is not None:
         doc.sections.append(glossary)
     return doc
+
+
+#: where ``pyramids serve`` listens by default (its ``--port``)
+EXPLORER = "http://127.0.0.1:8765"
+
+
+def _compare_section(game_name: str, labels: list[str], rows: list[dict[str, Any]]) -> Section | None:
+    """Links to the explorer's ``/compare`` page: every variant beside the first (the baseline),
+    from the start (the page walks on from there). ``None`` when the tables are not in one
+    folder of the explorer's layout (``<tables>/<game>/<variant-id>``)."""
+    from urllib.parse import urlencode
+
+    paths = [Path(r["table"]) for r in rows if r.get("table")]
+    folders = [p.parent if p.suffix == ".parquet" else p for p in paths]  # a whole graph's file, a tiered folder
+    if len(folders) != len(rows) or len(rows) < 2 or len({f.parent.parent for f in folders}) != 1:
+        return None
+    root = folders[0].parent.parent
+    ids = [f"{game_name}/{f.name}" for f in folders]
+    sec = Section(
+        "Side by side in the explorer",
+        f"Each variant beside {labels[0]}, the same moves in both (board, value, best moves; walk on "
+        f"from the start). Start the explorer on these tables with `pyramids serve --tables {root}` "
+        f"(on this machine, port {EXPLORER.rsplit(':', 1)[1]}), then follow a link.")
+    sec.links([(f"{lbl} beside {labels[0]}", f"{EXPLORER}/compare?{urlencode({'a': ids[0], 'b': vid})}")
+               for lbl, vid in zip(labels[1:], ids[1:])])
+    return sec
 
 
 def _difficulty_reading(df: pl.DataFrame, labels: list[str]) -> str:

@@ -363,3 +363,29 @@ def explorer_running(tables):
         yield f"http://127.0.0.1:{holder['server'].server_port}"
     finally:
         holder["server"].shutdown()
+
+
+def test_tune_report_links_each_variant_to_the_compare_page(tables, tmp_path):
+    """Issue 37, item 4: a tuning report links every variant beside the baseline to the explorer's
+    /compare page on the sweep's tables; each link, followed in the explorer, shows both
+    variants' start values as their tables give them."""
+    from urllib.parse import urlsplit
+
+    from analysis.explorer import create_app
+    from analysis.tuning import EXPLORER, run_sweep
+
+    md, df = run_sweep("blam", {"rows": "3", "cols": "3", "per_size": "1"}, {"chain": ["on", "off"]},
+                       out=tables, reports_root=tmp_path / "reports")
+    text = md.read_text()
+    assert "Side by side in the explorer" in text and f"pyramids serve --tables {tables}" in text
+    links = re.findall(r"\]\((" + re.escape(EXPLORER) + r"/compare\?[^)]*)\)", text)
+    assert len(links) == df.height - 1 == 1
+    page = (md.parent / "report.html").read_text()
+    assert page.count('<a href="' + EXPLORER + "/compare?") == 1
+    client = create_app(tables).test_client()
+    url = urlsplit(links[0])
+    html = client.get(f"{url.path}?{url.query}").get_data(as_text=True)
+    assert html.count("<div class='side'>") == 2
+    for chain in ("on", "off"):
+        sol = solve(make_game("blam", **dict(BLAM, chain=chain == "on")), out=tables)
+        assert sol.root.describe(4) in html

@@ -7,6 +7,7 @@ parses the SVG and reads the ``data-*`` attributes of the drawn cells and pyrami
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -293,3 +294,30 @@ def test_write_svg_is_atomic(tmp_path):
     blocker.write_text("x")
     with pytest.raises(PyramidsError, match="cannot write the picture"):
         write_svg(picture, blocker / "board.svg")
+
+
+@pytest.mark.parametrize("name, params, symbols", [
+    ("override", {"size": 3, "line": 3, "per_size": 1}, ["+", "A, B on a pyramid"]),
+    ("blam", {"rows": 3, "cols": 3, "per_size": 1}, ["number on a pyramid"]),
+    ("greener", {"rows": 3, "cols": 3, "black": 2, "white": 2, "setup": "BWG/GGB/WGG"}, ["h3 g1"]),
+    ("carrots", {"size": 3, "colours": 1, "per_colour": 1, "group": 2}, ["\\"]),
+    ("petal", {"petals": 4, "run": 2, "per_size": 1}, ["number by a petal"]),
+])
+def test_every_game_explains_its_own_symbols_in_the_legend(name, params, symbols):
+    """Issue 37, item 2: the labels a game writes on its boards (Override's "+" centre, Greener's
+    "h3 g1" stacks, Carrots' wall line) are explained by the legend, after the colours."""
+    from analysis.boards import legend
+    from solver.games import make_game
+
+    game = make_game(name, params)
+    state = game.initial_state()
+    if name == "carrots":  # the setup roll: the board is drawn from the first rolled position on
+        state = game.outcomes(state)[0][1] if hasattr(game, "outcomes") else state
+    picture = game.picture(state)
+    words = [w for fill, w in legend(picture) if not fill]
+    for symbol in symbols:
+        assert any(w.startswith(symbol + ":") for w in words), (symbol, words)
+    used = {label for label in picture.labels if label}
+    for label in used:  # every label actually on this board is explained
+        explained = re.fullmatch(r"h\d+ g\d+", label) and any(w.startswith("h3 g1:") for w in words)
+        assert explained or any(w.startswith(label + ":") for w in words), label

@@ -33,7 +33,9 @@ def check_files(md: Path) -> tuple[str, str]:
     # self-contained: every image is inline base64, nothing is fetched from the network
     assert page.count('src="data:image/png;base64,') == len(figures)
     assert not re.search(r'src="(?!data:)', page)
-    assert "http://" not in page and "https://" not in page
+    # the only links out: a tuning report's to the local explorer's compare page
+    outside = page.replace('<a href="http://127.0.0.1:8765/compare?', "")
+    assert "http://" not in outside and "https://" not in outside
     assert "<link" not in page and "<script" not in page
     return text, page
 
@@ -393,3 +395,25 @@ def test_opening_moves_grouped_by_symmetry_with_or_without_it(tmp_path: Path):
         sol = solve(Mirror(), out=tmp_path / f"t{symmetry}", symmetry=symmetry)
         text, _ = check_files(write_report(sol, tmp_path / f"r{symmetry}"))
         assert "| left, right | 2 | win | 1 |" in text, symmetry
+
+
+def test_report_is_titled_by_game_and_preset_and_its_boards_have_a_legend(tmp_path: Path):
+    """Issue 37, item 2: "Balance report: Blam! (preset 3x3)" with the full parameters in the
+    introduction; every board strip says what its colours and symbols stand for."""
+    from solver.api import make_game
+
+    game = make_game("blam", rows=3, cols=3, per_size=1)
+    sol = solve(game, out=tmp_path / "t")
+    md = write_report(sol, tmp_path / "r")
+    text, page = check_files(md)
+    assert text.startswith("# Balance report: Blam! (preset 3x3)\n")
+    assert f"Variant: `{game.variant.label()}`" in text
+    assert "<title>Balance report: Blam! (preset 3x3)</title>" in page
+    strips = sorted((md.parent / "figures").glob("*.svg"))
+    assert strips
+    for svg in strips:
+        body = svg.read_text()
+        assert '<g class="legend">' in body, svg.name
+        assert "player 1 pyramid" in body and "number on a pyramid: its owner" in body, svg.name
+    custom = solve(make_game("blam", rows=3, cols=3, per_size=1, chain=False), out=tmp_path / "t")
+    assert write_report(custom, tmp_path / "r2").read_text().startswith("# Balance report: Blam! (custom variant)\n")

@@ -86,6 +86,9 @@ class Picture:
     marks : tuple of (cell, colour, title)
         Small dots drawn in cells, e.g. the explorer's legal moves coloured by their value
         (``colour`` a ``#rrggbb`` string, ``title`` the tooltip: the move and its value).
+    key : tuple of (symbol, meaning)
+        What the game's own symbols mean, for legends: the cell labels (``("+", "the centre:
+        no pyramid may be placed on it")``) and the letters on pyramids.
     """
 
     layout: Layout
@@ -97,6 +100,7 @@ class Picture:
     caption: tuple[str, ...] = ()
     text: tuple[str, ...] = ()
     marks: tuple[tuple[int, str, str], ...] = ()
+    key: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:

@@ -585,7 +585,9 @@ class Blam(Game[BlamState]):
             else:
                 cells.append(())
         return Picture("grid", self.rows, self.cols, tuple(cells),
-                       caption=tuple(self._status_lines(state)))
+                       caption=tuple(self._status_lines(state)),
+                       key=(("number on a pyramid", "its owner; the sizes are drawn small, medium, large"),
+                            ("caption", "stashes, treasure (pyramids pushed off) and scores")))
 
     # --- the compiled path ---------------------------------------------------------------
     @cached_property

@@ -1056,8 +1056,11 @@ class Carrots(Game[CarrotsState]):
             + "+".join(COLOUR_NAMES[c] for c in self.player_colours[p])
             for p in range(2)
         ))
+        key = (("letter on a pyramid", "its colour; the sizes are drawn small, medium, large"),
+               ("\\", "an empty square of the wall line (the anti-diagonal)"))
         return Picture("grid", n, n, tuple(cells), tuple(labels),
-                       highlight=(state.last,) if state.last >= 0 else (), caption=tuple(caption))
+                       highlight=(state.last,) if state.last >= 0 else (), caption=tuple(caption),
+                       key=key)
 
     def render(self, state: CarrotsState) -> str:
         n = self.n

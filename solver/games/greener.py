@@ -894,8 +894,10 @@ class Greener(Game[GreenerState]):
             colour, height, greens = parts
             cells.append((Piece(_COLOUR_KEY[colour], 2, _LETTER[colour]),))
             labels.append(f"h{height} g{greens}" if height > 1 else "")
+        key = (("a stack", "drawn as its top pyramid (sizes do not matter in Greener)"),
+               ("h3 g1", "a stack 3 pyramids high holding 1 green"))
         return Picture("grid", self.rows, self.cols, tuple(cells), tuple(labels),
-                       caption=(self._status_line(state),))
+                       caption=(self._status_line(state),), key=key)
 
     def action_name(self, state: GreenerState, action: Action) -> str:
         if state.root:

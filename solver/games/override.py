@@ -668,8 +668,12 @@ class Override(Game[OverrideState]):
             caption.append(f"{COLOURS[state.player]} (player {state.player + 1}) to move")
         else:
             caption.append(f"game over: {COLOURS[w]} (player {w + 1}) wins")
+        key = [("A, B on a pyramid", "its owner; the sizes are drawn small, medium, large")]
+        if "+" in labels:
+            key.append(("+", "the empty centre: no pyramid may be placed on it (centre_rule)"))
         return Picture("grid", n, n, cells, tuple(labels),
-                       highlight=() if state.last is None else tuple(state.last), caption=tuple(caption))
+                       highlight=() if state.last is None else tuple(state.last), caption=tuple(caption),
+                       key=tuple(key))
 
     # --- the batch path ---------------------------------------------------------------
     def _tables(self) -> dict[str, np.ndarray]:

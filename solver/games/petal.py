@@ -633,7 +633,9 @@ class Petal(Game[PetalState]):
                 cells.append((Piece(f"p{owner + 1}", size, str(owner + 1)),))
             else:
                 cells.append(())
-        return Picture("ring", 1, self.n, tuple(cells), caption=tuple(self._status_lines(state)))
+        return Picture("ring", 1, self.n, tuple(cells), caption=tuple(self._status_lines(state)),
+                       key=(("number on a pyramid", "its owner; the sizes are drawn small, medium, large"),
+                            ("number by a petal", "the petal's place on the ring, 0 to n - 1")))
 
     # --- the batch path (compiled) ----------------------------------------------------
     @cached_property
