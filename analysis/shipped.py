@@ -79,14 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reports", type=Path, default=Path("reports"))
     parser.add_argument("--out", type=Path, default=None, help="tables root (default tables/)")
     parser.add_argument("--only", help="only this game")
+    parser.add_argument("--skip", action="append", default=[], metavar="GAME:PRESET",
+                        help="leave this shipped balance report as it is (repeatable), e.g. "
+                             "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
                         help="also replay the shipped full-size self-play estimates (about 90 min on 2 cores)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.skip) - {f"{g}:{p}" for g, p in SHIPPED_REPORTS})
+    if unknown:
+        parser.error(f"--skip {unknown[0]} is not a shipped report; use one of "
+                     + ", ".join(f"{g}:{p}" for g, p in SHIPPED_REPORTS))
 
     for game_name, preset in SHIPPED_REPORTS:
-        if args.only and game_name != args.only:
+        if (args.only and game_name != args.only) or f"{game_name}:{preset}" in args.skip:
             continue
         cls = game_class(game_name)
         game = cls.from_params(cls.presets[preset])
