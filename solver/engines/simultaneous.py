@@ -93,6 +93,7 @@ from solver.engines.stochastic import (
     group_max,
     iterate_loop,
     prepare,
+    terminal_only,
     validate_tol,
 )
 
@@ -261,6 +262,7 @@ def solve_simultaneous(
     discount_gap: float = 1e-9,
     warmup_sweeps: int = 40,
     progress: Progress | None = None,
+    terminal_probs: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> StochasticSolution:
     """Solve a graph with simultaneous (and chance, decision, terminal) nodes and cycles.
 
@@ -283,6 +285,11 @@ def solve_simultaneous(
     progress : callable, optional
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier and every
         :data:`PROGRESS_EVERY` sweeps of a cyclic component (``residual``: the last change).
+    terminal_probs : (numpy.ndarray, numpy.ndarray), optional
+        ``float64[n]`` win and loss probabilities of the side to move at terminal rows, in place
+        of ``graph.result``: positions outside the graph whose values are already known (the
+        ``outside`` boundary of :func:`solver.engines.components.solve_chance`), as for
+        :func:`~solver.engines.value_iteration.value_iteration`.
 
     Returns
     -------
@@ -305,8 +312,14 @@ def solve_simultaneous(
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
     terminal = kind == _TERMINAL
-    result = np.asarray(graph.result, dtype=np.float64)
-    value = np.where(terminal, result, 0.0)
+    if terminal_probs is None:
+        result = np.asarray(graph.result, dtype=np.float64)
+        end_win = np.where(terminal & (result > 0), 1.0, 0.0)
+        end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+    else:
+        end_win = terminal_only(terminal_probs[0], terminal)
+        end_loss = terminal_only(terminal_probs[1], terminal)
+    value = np.where(terminal, end_win - end_loss, 0.0)
     weight = prep.sign * prep.prob
     lam = 1.0 - discount_gap
     counters = _Counters()
@@ -391,8 +404,8 @@ def solve_simultaneous(
     chosen = np.zeros(len(child), dtype=bool)
     chosen[best[best >= 0]] = True
     active = prep.chance_edge | chosen | (sim_edge & (prob > 0))
-    p_win = np.where(terminal & (result > 0), 1.0, 0.0)
-    p_loss = np.where(terminal & (result < 0), 1.0, 0.0)
+    p_win = end_win.copy()
+    p_loss = end_loss.copy()
     pol_sweeps, pol_res, pol_conv = evaluate_policy(
         sys, schedule, p_win, p_loss, prob, prep.same, active, tol=tol, max_sweeps=max_sweeps,
         progress=progress,

@@ -84,6 +84,16 @@ class StochasticSolution:
         return out
 
 
+def terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
+    """``np.where(terminal, probs, 0.0)`` as float64; ``probs`` itself (not copied: it is only
+    read) when it already is that, bit for bit (float64 and +0.0 off the terminal rows, as the
+    tiered dice solver builds it)."""
+    probs = np.asarray(probs)
+    if probs.dtype == np.float64 and not probs.view(np.int64)[~terminal].any():
+        return probs
+    return np.where(terminal, np.asarray(probs, dtype=np.float64), 0.0)
+
+
 def validate_tol(tol: float) -> None:
     """``tol`` must be a finite number above 0 (a clear error otherwise)."""
     try:

@@ -78,6 +78,7 @@ from solver.engines.stochastic import (
     index_dtype,
     iterate_loop,
     prepare,
+    terminal_only,
     validate_tol,
 )
 
@@ -167,7 +168,7 @@ def value_iteration(
     if np.any(np.asarray(graph.kind) == _SIMULTANEOUS):
         return solve_simultaneous(
             graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps, discount_gap=discount_gap,
-            warmup_sweeps=warmup_sweeps, progress=progress,
+            warmup_sweeps=warmup_sweeps, progress=progress, terminal_probs=terminal_probs,
         )
     n = graph.n
     prep = prepare(graph, tiers)
@@ -185,8 +186,8 @@ def value_iteration(
         end_win = np.where(terminal & (result > 0), 1.0, 0.0)
         end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
     else:
-        end_win = _terminal_only(terminal_probs[0], terminal)
-        end_loss = _terminal_only(terminal_probs[1], terminal)
+        end_win = terminal_only(terminal_probs[0], terminal)
+        end_loss = terminal_only(terminal_probs[1], terminal)
         result = end_win - end_loss
     check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
@@ -251,16 +252,6 @@ def value_iteration(
         value=payoff, p_win=p_win, p_loss=p_loss, best=best, sweeps=sweeps, residual=bellman,
         converged=converged and pol_conv and certified, stats=stats,
     )
-
-
-def _terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
-    """``np.where(terminal, probs, 0.0)`` as float64; ``probs`` itself (not copied: it is only
-    read) when it already is that, bit for bit (float64 and +0.0 off the terminal rows, as the
-    tiered dice solver builds it)."""
-    probs = np.asarray(probs)
-    if probs.dtype == np.float64 and not probs.view(np.int64)[~terminal].any():
-        return probs
-    return np.where(terminal, np.asarray(probs, dtype=np.float64), 0.0)
 
 
 class _SignedProbs:
