@@ -417,3 +417,15 @@ def test_report_is_titled_by_game_and_preset_and_its_boards_have_a_legend(tmp_pa
         assert "player 1 pyramid" in body and "number on a pyramid: its owner" in body, svg.name
     custom = solve(make_game("blam", rows=3, cols=3, per_size=1, chain=False), out=tmp_path / "t")
     assert write_report(custom, tmp_path / "r2").read_text().startswith("# Balance report: Blam! (custom variant)\n")
+
+
+def test_shipped_skip_names_a_shipped_report(capsys):
+    """`python -m analysis.shipped --skip GAME:PRESET` (README): an unknown pair is one line
+    listing the shipped ones."""
+    from analysis.shipped import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--skip", "override:9x9"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--skip override:9x9 is not a shipped report" in err and "override:3x3-2" in err
