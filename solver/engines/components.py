@@ -1,4 +1,5 @@
-"""Chance games solved component by component, with an ``outside`` boundary, in little memory.
+"""Chance games (and games with secret choices) solved component by component, with an
+``outside`` boundary, in little memory.
 
 :func:`solve_chance` takes the arrays of a graph (or of one tier: every position of the tier
 and its moves) and the **outside boundary**: the finished win and loss probabilities of the
@@ -22,6 +23,13 @@ and its certificate (Bellman residual, no endless trap) are those of the whole g
 to it: the values are the whole-graph engine's (``tests/test_components.py`` checks it on random
 games with cycles against the whole graph). Only one chunk's per-move arrays exist at a time.
 
+Games with secret choices (``sim_rows`` given) go the same way, each chunk through the
+secret-choice engine (:func:`~solver.engines.simultaneous.solve_simultaneous`), the finished
+rows below it carrying their values as well as their probabilities (in recursive games the two
+can differ); the solution then also holds the iterated values, both players' mixes at every
+secret choice and the best moves. (Petal Battle gains nothing from the chunks: one component
+holds almost all of it.)
+
 No files, threads or progress bars here: the tier worker (:mod:`solver.pipeline.tiered_chance`)
 reads the boundary from the finished tier files and writes the result.
 """
@@ -39,6 +47,7 @@ from solver.core.game import NodeKind
 from solver.engines.graph import Graph
 
 _TERMINAL = int(NodeKind.TERMINAL)
+_SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
 
 #: positions of a chunk when the caller does not say (the whole-graph engine holds about 450
 #: bytes per position of a chunk while it solves it: about 120 MB)
@@ -50,16 +59,22 @@ class Outside:
     """The boundary: positions outside the graph that its moves reach (``child >= n`` is
     ``outside[child - n]``), finished. ``to_move``: ``int8[b]``; ``p_win``/``p_loss``:
     ``float64[b]`` probabilities that the side to move there wins / loses; ``keys``: their keys
-    (``uint64[b]``, for messages only; may be None)."""
+    (``uint64[b]``, for messages only; may be None); ``value``: their values where these are
+    not ``p_win - p_loss`` (games with secret choices; None: ``p_win - p_loss``)."""
 
     to_move: np.ndarray
     p_win: np.ndarray
     p_loss: np.ndarray
     keys: np.ndarray | None = None
+    value: np.ndarray | None = None
 
     @classmethod
     def empty(cls) -> "Outside":
         return cls(np.empty(0, np.int8), np.empty(0), np.empty(0), np.empty(0, np.uint64))
+
+    def values(self) -> np.ndarray:
+        """``value``, or ``p_win - p_loss`` when it is not given."""
+        return self.p_win - self.p_loss if self.value is None else np.asarray(self.value, np.float64)
 
     def __len__(self) -> int:
         return len(self.to_move)
@@ -68,7 +83,10 @@ class Outside:
 @dataclass
 class ComponentSolution:
     """Win and loss probabilities of every position (``float64[n]``, from the side to move) and
-    the chunks' statistics summed (sweeps), maxed (residual) or all-of (converged, certified)."""
+    the chunks' statistics summed (sweeps), maxed (residual) or all-of (converged, certified).
+    With secret choices also ``iterated`` (the values, which can exceed ``p_win - p_loss`` in
+    recursive games), ``strategies`` (row of a simultaneous node -> both players' mixes) and
+    ``best`` (``int64[n]``: the move, an index into ``child``, of each decision node; -1 elsewhere)."""
 
     p_win: np.ndarray
     p_loss: np.ndarray
@@ -77,11 +95,15 @@ class ComponentSolution:
     converged: bool
     certified: bool
     stats: dict[str, Any] = field(default_factory=dict)
+    iterated: np.ndarray | None = None
+    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    best: np.ndarray | None = None
 
     @property
     def value(self) -> np.ndarray:
-        """Expected results from the side to move: exactly ``p_win - p_loss``."""
-        return self.p_win - self.p_loss
+        """Expected results from the side to move: the iterated values with secret choices, else
+        exactly ``p_win - p_loss``."""
+        return self.p_win - self.p_loss if self.iterated is None else self.iterated
 
 
 @numba.njit(cache=True, nogil=True)
@@ -199,6 +221,7 @@ def solve_chance(
     probs: Any,
     outside: Outside | None = None,
     *,
+    sim_rows: np.ndarray | None = None,
     keys: np.ndarray | None = None,
     chunk: int = DEFAULT_CHUNK,
     tol: float = 1e-12,
@@ -211,11 +234,16 @@ def solve_chance(
     (``int32`` or ``int64[E]``: rows ``< n`` inside, ``n + j`` the boundary's row ``j``) and
     ``probs`` (``float64[E]`` or :class:`~solver.core.arrays.CodedFloats`; 1.0 at decision
     moves; ``None``: 1.0 everywhere, a graph without chance nodes) are the graph's arrays; ``outside`` its finished boundary (none: the whole graph).
+    ``sim_rows`` (``int[n]``): the rows of each simultaneous node's matrix, for a game with
+    secret choices (each chunk then goes through
+    :func:`~solver.engines.simultaneous.solve_simultaneous`, and the solution carries the
+    iterated values, the mixes and the best moves).
     ``keys`` (``uint64[n]``) only name positions in error messages. ``chunk``: positions solved
     at once (about 450 bytes each while solved); ``tol``, ``max_sweeps``: as for
     :func:`~solver.engines.value_iteration.value_iteration`, per chunk. ``progress``: called as
     ``progress(chunks_done, chunks, sweeps_so_far)`` after each chunk.
     """
+    from solver.engines.simultaneous import solve_simultaneous
     from solver.engines.value_iteration import value_iteration  # the engine each chunk goes through
 
     outside = outside if outside is not None else Outside.empty()
@@ -231,6 +259,11 @@ def solve_chance(
     del cuts
     p_win = np.full(n, np.nan)
     p_loss = np.full(n, np.nan)
+    secret = sim_rows is not None and bool(np.any(np.asarray(kind) == _SIMULTANEOUS))
+    iterated = np.full(n, np.nan) if secret else None
+    best = np.full(n, -1, np.int64) if secret else None
+    out_value = outside.values() if secret else None
+    strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     coded = isinstance(probs, CodedFloats)
     sweeps, residual, converged, certified = 0, 0.0, True, True
     for k, (a, b) in enumerate(bounds):
@@ -255,6 +288,7 @@ def solve_chance(
         ext_out = ext[ext >= n] - n
         e_win = np.concatenate([p_win[ext_tier], outside.p_win[ext_out]])
         e_loss = np.concatenate([p_loss[ext_tier], outside.p_loss[ext_out]])
+        e_value = np.concatenate([iterated[ext_tier], out_value[ext_out]]) if secret else None
         if np.isnan(e_win).any():  # cannot happen in children-first order: a broken kernel
             raise RuntimeError("a chunk reaches a position not solved yet (component order broken)")
         r = len(ext)
@@ -271,7 +305,8 @@ def solve_chance(
         sub_probs = (CodedFloats(probs.codes[edges], probs.table) if coded
                      else np.ones(len(edges)) if probs is None
                      else np.asarray(probs, dtype=np.float64)[edges])
-        del edges
+        if not secret:
+            del edges
         graph = Graph(
             keys=sub_keys,
             kind=np.concatenate([kind_c, np.full(r, _TERMINAL, np.int8)]),
@@ -285,11 +320,27 @@ def solve_chance(
             result=np.concatenate([result_c, np.zeros(r, np.int8)]),
             margin=np.broadcast_to(np.int32(0), (m + r,)),
             root=0, symmetry=False,
+            sim_rows=(np.concatenate([np.asarray(sim_rows[rows], np.int32), np.zeros(r, np.int32)])
+                      if secret else None),
         )
         del sub_child, sub_probs, e_win, e_loss
-        sol = value_iteration(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
+        if secret:  # every chunk, as the whole-graph engine solves every component of such a game
+            ends = np.concatenate([win[:m] - loss[:m], e_value])  # the chunk's own ends, then the finished
+            sol = solve_simultaneous(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss),
+                                     terminal_value=ends)
+            del ends
+        else:
+            sol = value_iteration(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))
         p_win[rows] = sol.p_win[:m]
         p_loss[rows] = sol.p_loss[:m]
+        if secret:
+            iterated[rows] = sol.value[:m]
+            local = np.asarray(sol.best[:m])
+            chosen = local >= 0
+            best[rows[chosen]] = edges[local[chosen]]
+            for node, mixes in sol.strategies.items():
+                strategies[int(rows[node])] = mixes
+            del edges
         sweeps += int(sol.sweeps)
         residual = max(residual, float(sol.residual))
         converged = converged and bool(sol.converged)
@@ -299,4 +350,5 @@ def solve_chance(
             progress(k + 1, len(bounds), sweeps)
     stats = {"chunks": len(bounds), **comp_stats}
     return ComponentSolution(p_win=p_win, p_loss=p_loss, sweeps=sweeps, residual=residual,
-                             converged=converged, certified=certified, stats=stats)
+                             converged=converged, certified=certified, stats=stats,
+                             iterated=iterated, strategies=strategies, best=best)

@@ -263,6 +263,7 @@ def solve_simultaneous(
     warmup_sweeps: int = 40,
     progress: Progress | None = None,
     terminal_probs: tuple[np.ndarray, np.ndarray] | None = None,
+    terminal_value: np.ndarray | None = None,
 ) -> StochasticSolution:
     """Solve a graph with simultaneous (and chance, decision, terminal) nodes and cycles.
 
@@ -290,6 +291,10 @@ def solve_simultaneous(
         of ``graph.result``: positions outside the graph whose values are already known (the
         ``outside`` boundary of :func:`solver.engines.components.solve_chance`), as for
         :func:`~solver.engines.value_iteration.value_iteration`.
+    terminal_value : numpy.ndarray, optional
+        ``float64[n]``: the value of those terminal rows, where it is not ``p_win - p_loss`` (a
+        finished position of a recursive game whose optimal stationary strategies fall short of
+        its value; see *Win/loss probabilities* above). Default: ``p_win - p_loss``.
 
     Returns
     -------
@@ -319,7 +324,9 @@ def solve_simultaneous(
     else:
         end_win = terminal_only(terminal_probs[0], terminal)
         end_loss = terminal_only(terminal_probs[1], terminal)
-    value = np.where(terminal, end_win - end_loss, 0.0)
+    ends = end_win - end_loss if terminal_value is None else np.asarray(terminal_value, dtype=np.float64)
+    value = np.where(terminal, ends, 0.0)
+    del ends
     weight = prep.sign * prep.prob
     lam = 1.0 - discount_gap
     counters = _Counters()
