@@ -93,7 +93,7 @@ from solver.engines.stochastic import (
     group_max,
     iterate_loop,
     prepare,
-    terminal_only,
+    terminal_ends,
     validate_tol,
 )
 
@@ -317,13 +317,7 @@ def solve_simultaneous(
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
     terminal = kind == _TERMINAL
-    if terminal_probs is None:
-        result = np.asarray(graph.result, dtype=np.float64)
-        end_win = np.where(terminal & (result > 0), 1.0, 0.0)
-        end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
-    else:
-        end_win = terminal_only(terminal_probs[0], terminal)
-        end_loss = terminal_only(terminal_probs[1], terminal)
+    end_win, end_loss = terminal_ends(graph.result, terminal, terminal_probs)
     ends = end_win - end_loss if terminal_value is None else np.asarray(terminal_value, dtype=np.float64)
     value = np.where(terminal, ends, 0.0)
     del ends

@@ -84,7 +84,7 @@ class StochasticSolution:
         return out
 
 
-def terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
+def _terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
     """``np.where(terminal, probs, 0.0)`` as float64; ``probs`` itself (not copied: it is only
     read) when it already is that, bit for bit (float64 and +0.0 off the terminal rows, as the
     tiered dice solver builds it)."""
@@ -92,6 +92,17 @@ def terminal_only(probs: Any, terminal: np.ndarray) -> np.ndarray:
     if probs.dtype == np.float64 and not probs.view(np.int64)[~terminal].any():
         return probs
     return np.where(terminal, np.asarray(probs, dtype=np.float64), 0.0)
+
+
+def terminal_ends(result: Any, terminal: np.ndarray,
+                  terminal_probs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(end_win, end_loss)``: ``float64[n]`` win and loss probabilities of the side to move at
+    the terminal rows (0.0 elsewhere), from the results' signs or, where the caller gives them
+    (``terminal_probs``: finished positions outside the graph), from those probabilities."""
+    if terminal_probs is None:
+        result = np.asarray(result, dtype=np.float64)
+        return np.where(terminal & (result > 0), 1.0, 0.0), np.where(terminal & (result < 0), 1.0, 0.0)
+    return _terminal_only(terminal_probs[0], terminal), _terminal_only(terminal_probs[1], terminal)
 
 
 def validate_tol(tol: float) -> None:

@@ -78,7 +78,7 @@ from solver.engines.stochastic import (
     index_dtype,
     iterate_loop,
     prepare,
-    terminal_only,
+    terminal_ends,
     validate_tol,
 )
 
@@ -181,14 +181,8 @@ def value_iteration(
     loop_id = schedule.loop_id
 
     terminal = kind == _TERMINAL
-    if terminal_probs is None:
-        result = np.asarray(graph.result, dtype=np.float64)
-        end_win = np.where(terminal & (result > 0), 1.0, 0.0)
-        end_loss = np.where(terminal & (result < 0), 1.0, 0.0)
-    else:
-        end_win = terminal_only(terminal_probs[0], terminal)
-        end_loss = terminal_only(terminal_probs[1], terminal)
-        result = end_win - end_loss
+    end_win, end_loss = terminal_ends(graph.result, terminal, terminal_probs)
+    result = end_win - end_loss
     check_tol = CERTIFICATE_TOL
     value = np.where(terminal, result, 0.0)
     del result  # one float per position, not used past here
