@@ -363,9 +363,13 @@ def solve_simultaneous(
         progress("value", current_tier, sweeps_total, last_change)
 
     # strategies ---------------------------------------------------------------------------
+    # (each per-move array is let go as soon as it is used: one float per move is 56 bytes a
+    # position in Petal Battle 6-2, and five of them were alive at once here)
     scale = _tie_break_scale(sys, parent, looping)
-    q = weight * value[child] * scale
+    q = weight * value[child]
+    q *= scale
     best = first_best(kind, parent, offsets, deg, q)
+    del q
     sim_nodes = np.flatnonzero(kind == _SIMULTANEOUS)
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     final_block = _SimBlock(sim_nodes, offsets, rows, deg)
@@ -377,6 +381,7 @@ def solve_simultaneous(
         final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale)
     else:
         final = final_block.solve(value, child, side, side, counters, strategies=strategies)
+    del scale, looping
 
     # certificate: Bellman equations of the stored values, simultaneous nodes re-solved by LP --
     certificate = np.zeros(sys.n)
@@ -384,9 +389,13 @@ def solve_simultaneous(
         qv = weight * value[child]
         top = edge_max(qv, offsets, deg)
         mean = np.bincount(parent, weights=qv, minlength=sys.n)
+        del qv
         rhs = np.where(kind == _DECISION, top, mean)
+        del top, mean
         plain = (kind == _DECISION) | (kind == _CHANCE)
         certificate[plain] = np.abs(rhs[plain] - value[plain])
+        del rhs
+    del weight
     certificate[sim_nodes] = np.abs(final - value[sim_nodes])
     residual = float(certificate.max()) if sys.n else 0.0
     # A fixed point of the Bellman equations is not always the value: where decision/chance
