@@ -490,16 +490,26 @@ def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, we
     """Precomputed arrays to evaluate the decision/chance nodes ``bn`` (sorted) of a cyclic set
     again and again: the contributions of edges leaving the set (``in_loop`` False) are final
     and summed / maxed once; the edges inside are kept as flat arrays grouped by node."""
+    # (temporaries are let go as soon as they are used: each is one number a move of the set)
     e, loc = edges_of(sys, bn, None)
     ch = sys.child[e]
-    internal = in_loop[ch]
     w = weight[e]
+    del e
+    internal = in_loop[ch]
     ext = ~internal
     contrib_ext = w[ext] * value[ch[ext]]
     m = len(bn)
-    base_sum = np.bincount(loc[ext], weights=contrib_ext, minlength=m)
-    base_max = group_max(loc[ext], contrib_ext, m)
-    bloc, bch, bw = loc[internal], ch[internal], w[internal]
+    loc_ext = loc[ext]
+    del ext
+    base_sum = np.bincount(loc_ext, weights=contrib_ext, minlength=m)
+    base_max = group_max(loc_ext, contrib_ext, m)
+    del loc_ext, contrib_ext
+    bloc = loc[internal]
+    del loc
+    bch = ch[internal]
+    del ch
+    bw = w[internal]
+    del w, internal
     starts = np.flatnonzero(np.r_[True, bloc[1:] != bloc[:-1]]) if len(bloc) else bloc
     dec = sys.kind[bn] == _DECISION
     mode = _DECISION if dec.all() else (_CHANCE if not dec.any() else -1)
@@ -549,8 +559,8 @@ def _level_arrays(block: tuple) -> tuple:
     bn, _, dec, bloc, bch, bw, base_sum, base_max, _, _ = block
     iptr = np.zeros(len(bn) + 1, dtype=np.int64)
     np.cumsum(np.bincount(bloc, minlength=len(bn)), out=iptr[1:])
-    return (bn.astype(np.int64), dec, base_sum, base_max, iptr, bch.astype(np.int64),
-            bw.astype(np.float64))
+    return (bn.astype(np.int64, copy=False), dec, base_sum, base_max, iptr,
+            bch.astype(np.int64, copy=False), bw.astype(np.float64, copy=False))
 
 
 @njit(cache=True, nogil=True)
