@@ -482,21 +482,15 @@ def _legend_band(items: Sequence[tuple[str, str]], width: float, y0: float) -> t
     out = [_open("g", [("class", "legend")])]
     x, y = PAD, y0 + PAD / 2
     for fill, words in items:
-        w = (key + 4 if fill else 0) + _text_width(words, TEXT_FONT) + 14
+        swatch = key + 4 if fill else 0  # a symbol of the game's own is said in words only
+        w = swatch + _text_width(words, TEXT_FONT) + 14
         if x > PAD and x + w > width - PAD:
             x, y = PAD, y + TEXT_LINE
-        if not fill:  # a symbol of the game's own, said in words
-            out.append(_el("text", [("x", x), ("y", y + key + 1), ("font-family", SANS),
-                                    ("font-size", TEXT_FONT), ("fill", TEXT)], words))
-            x += _text_width(words, TEXT_FONT) + 14
-            continue
-        if fill == HIGHLIGHT:  # the outline of the last move's cells, drawn as an outline
-            out.append(_el("rect", [("x", x), ("y", y + 2), ("width", key), ("height", key), ("fill", "none"),
-                                    ("stroke", fill), ("stroke-width", 2.0)]))
-        else:
-            out.append(_el("rect", [("x", x), ("y", y + 2), ("width", key), ("height", key), ("fill", fill),
-                                    ("stroke", OUTLINE), ("stroke-width", 0.8)]))
-        out.append(_el("text", [("x", x + key + 4), ("y", y + key + 1), ("font-family", SANS),
+        if fill:  # the last move's outline is drawn as an outline, a colour as a square of it
+            paint = ([("fill", "none"), ("stroke", fill), ("stroke-width", 2.0)] if fill == HIGHLIGHT
+                     else [("fill", fill), ("stroke", OUTLINE), ("stroke-width", 0.8)])
+            out.append(_el("rect", [("x", x), ("y", y + 2), ("width", key), ("height", key), *paint]))
+        out.append(_el("text", [("x", x + swatch), ("y", y + key + 1), ("font-family", SANS),
                                 ("font-size", TEXT_FONT), ("fill", TEXT)], words))
         x += w
     out.append("</g>")

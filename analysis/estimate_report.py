@@ -15,9 +15,8 @@ from typing import Any
 import numpy as np
 
 from analysis import plots
-from analysis.report import Document, Section, save_document, variant_name
+from analysis.report import Document, Section, save_document
 from solver.core.game import Result
-from solver.games import game_class
 
 
 def _safe(text: str) -> str:
@@ -50,7 +49,7 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
     first = seats[0]
     label = game.variant.label()
     doc = Document(
-        f"Balance estimate (ESTIMATED, self-play): {variant_name(game, label)}",
+        f"Balance estimate (ESTIMATED, self-play): {game.display_name()}",
         f"{getattr(game, 'title', '') or game.name}. Variant: `{label}`. **Estimated** by self-play, "
         f"not solved: {est.games:,} "
         f"games of {est.player1} (first seat) against {est.player2}, seed {est.seed}, at most "
@@ -170,7 +169,7 @@ def write_estimate_sweep(game_name: str, names: list[str], results: list[tuple[A
     for r in [head, *rows]:
         text.append("  ".join(str(x).ljust(wd) for x, wd in zip(r, widths)))
     doc = Document(
-        f"Rules tuning (ESTIMATED, self-play): {game_class(game_name).short_title_of()}, varying {', '.join(names)}",
+        f"Rules tuning (ESTIMATED, self-play): {game0.short_title}, varying {', '.join(names)}",
         f"Each variant **estimated** by {est0.games:,} self-play games of {est0.player1} against "
         f"{est0.player2} (seed {est0.seed}, at most {est0.max_moves} choices a game); nothing here "
         f"is exact. Every share carries its 95% Wilson interval: two variants differ only where "

@@ -55,14 +55,6 @@ MAX_PNG_BYTES = 80_000
 MAX_ROWS = 40
 
 
-def variant_name(game: Any, label: str | None = None) -> str:
-    """How a report names its variant in the title: the game's name and the preset it is
-    (``"Blam! (preset 3x3)"``, :meth:`Game.display_name`); ``label`` (the full parameters) for
-    an object that is not a game. The full parameters go in the introduction."""
-    name = getattr(game, "display_name", None)
-    return name() if callable(name) else (label or str(game))
-
-
 # --- document model -----------------------------------------------------------------------
 
 @dataclass
@@ -480,7 +472,7 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
     t = _Tables(pos, solution.edges, solution.setups, meta, kind, root, players, v,
                 M.Seats.of(names, v.first_player, players), start)
     label = meta.get("label", getattr(solution.game, "name", "game"))
-    title = f"Balance report: {variant_name(solution.game, label)}"
+    title = f"Balance report: {solution.game.display_name()}"
     title_game = getattr(solution.game, "title", "") or label
     intro = (f"{title_game}. Variant: `{label}`. Exact analysis of every position reachable from the start "
              f"({M.count(pos):,} positions{' up to symmetry' if meta.get('symmetry', True) else ''}), "

@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis import plots
 from analysis.metrics import setup_summary
-from analysis.report import Document, Section, save_document, variant_name
+from analysis.report import Document, Section, save_document
 
 from solver.pipeline.tasks import VALUES
 
@@ -75,7 +75,7 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
     done, total = int(meta["classes_done"]), int(meta["classes"])
     label = meta["label"]
     kind = "exact" if complete else "PARTIAL, ESTIMATED"
-    title = f"Balance report ({kind}): {variant_name(game, label)}"
+    title = f"Balance report ({kind}): {game.display_name()}"
     intro = (f"{getattr(game, 'title', '') or game.name} (variant `{label}`), over every random setup: "
              f"{total:,} setup classes "
              f"({meta['arrangements']:,} arrangements of the pyramids, up to symmetry), each solved exactly "

@@ -233,7 +233,7 @@ def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]]
     folder = Path(reports_root) / name / f"tune-{sweep_id(fixed, vary)}"
     first = int(df["first_player"][0]) if df.height and df["first_player"][0] is not None else 0
     seats = M.Seats.of(getattr(game, "seat_names", None), first, max(2, getattr(game, "num_players", 2)))
-    doc = _document(name, fixed, shown, df, seats=seats)
+    doc = _document(name, fixed, shown, df, seats=seats, title=game.short_title)
     return save_document(doc, folder), df
 
 
@@ -571,16 +571,6 @@ def _hidden_choice_sentences(names: Sequence[str], rows: list[dict[str, Any]]) -
     return out
 
 
-def _game_title(game_name: str) -> str:
-    """The game's short title (``"Blam!"``), or its name when it is not registered."""
-    from solver.games import game_class
-
-    try:
-        return game_class(game_name).short_title_of()
-    except Exception:  # a game the registry does not know: its registry name says it
-        return game_name
-
-
 def _variant_label(row: Mapping[str, Any], names: Sequence[str]) -> str:
     return ", ".join(f"{n}={row[n]}" for n in names)
 
@@ -588,7 +578,7 @@ def _variant_label(row: Mapping[str, Any], names: Sequence[str]) -> str:
 # --- the comparison report ----------------------------------------------------------------
 
 def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence[str]], df: pl.DataFrame,
-              *, seats: M.Seats | None = None) -> Document:
+              *, seats: M.Seats | None = None, title: str | None = None) -> Document:
     names = list(vary)
     rows = df.to_dicts()
     labels = [_variant_label(r, names) for r in rows]
@@ -601,7 +591,7 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
                  f"defaults)" if fixed else "with every other parameter at its default")
     vary_txt = "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in vary.items())
     doc = Document(
-        f"Rules tuning: {_game_title(game_name)}, varying {', '.join(names)}",
+        f"Rules tuning: {title or game_name}, varying {', '.join(names)}",
         f"Every combination of {vary_txt} {fixed_txt} "
         f"was solved exactly; {len(rows)} variants. All numbers come from the variants' tables. "
         f"{view}; a ply is one move by one player.")

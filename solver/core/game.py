@@ -286,12 +286,7 @@ class Game(ABC, Generic[State]):
     def short_title(self) -> str:
         """A short name of the game for titles and messages: its :attr:`title` up to the first
         colon or bracket (``"Blam!"``, ``"Petal Battle"``), else its registry name."""
-        return self.short_title_of()
-
-    @classmethod
-    def short_title_of(cls) -> str:
-        """:attr:`short_title` without an instance (a sweep's title names the game, not a variant)."""
-        return (cls.title or "").split(":")[0].split(" (")[0].strip() or cls.name
+        return (self.title or "").split(":")[0].split(" (")[0].strip() or self.name
 
     def display_name(self) -> str:
         """How pages and reports name this variant: the short title and the preset it is

@@ -100,6 +100,24 @@ def _settle(c, r, value, remoteness, tent, queued, counter, roff, rparent, ext_l
     return b_tail
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _settle_tie(c, r, value, remoteness, queued, roff, rparent, fifo, b_tail):
+    """Settle row ``c`` as a tie at level ``r`` (tie step) and queue its undecided parents."""
+    if value[c] != _UNDECIDED:
+        return b_tail
+    value[c] = _TIE
+    remoteness[c] = r
+    for k in range(roff[c], roff[c + 1]):
+        p = rparent[k]
+        if p < 0:
+            p = ~p
+        if value[p] == _UNDECIDED and r + 1 < queued[p]:
+            queued[p] = r + 1
+            fifo[b_tail] = p
+            b_tail += 1
+    return b_tail
+
+
 @njit(cache=True, nogil=True)
 def _next_level(r, b_head, b_tail, head, none):
     """The next level with a row waiting: ``r + 1`` when the FIFO holds rows, else the first
@@ -187,31 +205,14 @@ def tier_values(outdeg, roff, rparent, ext_win_min, ext_lose_cnt, ext_lose_max, 
         b_end = b_tail
         c = head[r]
         head[r] = none
-        from_list = True
-        while True:
-            if from_list:
-                if c == none:
-                    from_list = False
-                    continue
-                row = c
-                c = nxt[c]
-            elif b_head < b_end:
-                row = fifo[b_head]
-                b_head += 1
-            else:
-                break
-            if value[row] != _UNDECIDED:
-                continue
-            value[row] = _TIE
-            remoteness[row] = r
-            for k in range(roff[row], roff[row + 1]):
-                p = rparent[k]
-                if p < 0:
-                    p = ~p
-                if value[p] == _UNDECIDED and r + 1 < queued[p]:
-                    queued[p] = r + 1
-                    fifo[b_tail] = p
-                    b_tail += 1
+        while c != none:
+            after = nxt[c]
+            b_tail = _settle_tie(np.int64(c), r, value, remoteness, queued, roff, rparent, fifo, b_tail)
+            c = after
+        while b_head < b_end:
+            b_tail = _settle_tie(np.int64(fifo[b_head]), r, value, remoteness, queued, roff, rparent,
+                                 fifo, b_tail)
+            b_head += 1
         r = _next_level(r, b_head, b_tail, head, none)
     # step 3: the rest is endless play
     for i in range(n):
