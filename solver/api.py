@@ -601,7 +601,8 @@ def solve(
     symmetry : bool
         Store one row per symmetry class (default). Values do not depend on it.
     max_positions : int, optional
-        Refuse variants with more positions (:class:`~solver.errors.TooBigError`).
+        Refuse variants with more positions (:class:`~solver.errors.TooBigError`); in a sweep
+        of setups, tasks whose setups reach more positions together.
     progress : bool or "lines"
         Show progress bars on standard error; ``"lines"``: a progress line every 10 s instead
         (for logs; :mod:`solver.core.progress`), nothing for a solve that takes less.
@@ -652,7 +653,7 @@ def solve(
     if how.kind == "sweep":
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
-                            announce=announce)
+                            announce=announce, max_positions=max_positions)
     tol = check_tol(tol)
     use_tiers = how.kind == "tiers"
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
@@ -699,15 +700,18 @@ def solve(
 
 def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
           limit: int | None = None, jobs: int | None = None, scheduler: str | None = None,
-          batch: int | None = None, progress: bool = False, notes: list[str] | None = None):
+          batch: int | None = None, progress: bool = False, notes: list[str] | None = None,
+          max_positions: int | None = None):
     """Solve a random-setup variant (``setup=all``) one batch of setup classes per Dask task,
     resuming the sweep on disk; returns :class:`solver.pipeline.tasks.SweepResult`. The finished
     setups are in ``<out>/<game>/<variant-id>/sweep/setups.parquet`` (see
-    :mod:`solver.pipeline.tasks`; :func:`read_sweep` reads it)."""
+    :mod:`solver.pipeline.tasks`; :func:`read_sweep` reads it). ``max_positions``: the most
+    positions one task may reach."""
     from solver.pipeline import tasks
 
     return tasks.sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=limit, jobs=jobs,
-                              scheduler=scheduler, batch=batch, progress=progress, notes=notes)
+                              scheduler=scheduler, batch=batch, progress=progress, notes=notes,
+                              max_positions=max_positions)
 
 
 def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True):

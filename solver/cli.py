@@ -82,7 +82,8 @@ def _variant_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-positions", type=int, default=None,
                    help="stop with a clear error beyond this many positions when a solve is needed "
                         f"(default {DEFAULT_MAX_POSITIONS:,}, about what 24 GB of memory holds; no "
-                        "limit for a tiered solve; 0 = no limit)")
+                        "limit for a tiered solve; in a sweep of setups, the most one task may reach, none "
+                        "by default; 0 = no limit)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -565,7 +566,8 @@ def cmd_sweep(args: argparse.Namespace, game) -> int:
     try:
         res = solve(game, out=args.out, symmetry=not args.no_symmetry, force=args.force, sweep=True,
                     setup_limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
-                    batch=args.batch, progress=_progress(not args.quiet), notes=notes, announce=say)
+                    batch=args.batch, progress=_progress(not args.quiet), notes=notes, announce=say,
+                    max_positions=args.max_positions or None)  # per task, when given
     finally:
         for note in notes:
             say(note)

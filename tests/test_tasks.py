@@ -139,6 +139,19 @@ def test_bad_task_options_are_one_line(capsys, tmp_path):
     assert code == 2 and "random setups" in err
 
 
+def test_max_positions_bounds_each_sweep_task(capsys, tmp_path):
+    """`--max-positions` holds for a sweep too: each task (its setups together) stops beyond it.
+    Found by the fuzz test: Greener 6x3 3+3 (93,230 setup classes) ran for 18 minutes with
+    `--max-positions 20000`, its tasks enumerating classes of millions of positions."""
+    t0 = time.perf_counter()
+    code, out, err = run(capsys, "solve", "greener", "--preset", "3x3-3", "--set", "rows=6", "--out",
+                         str(tmp_path), "--max-positions", "20000", "--jobs", "1")
+    assert time.perf_counter() - t0 < 60
+    assert code == 2
+    lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and "more than 20,000 positions" in lines[0] and "--max-positions" in lines[0]
+
+
 def test_cli_sweep_status_and_json(capsys, tmp_path, whole_33):
     code, out, err = run(capsys, "solve", "greener", "--preset", "3x3", "--out", str(tmp_path),
                          "--setup-limit", "10", "--jobs", "1")

@@ -410,16 +410,18 @@ def sample_estimate(table: pl.DataFrame, setups: Setups, draws: np.ndarray) -> d
 
 # --- the task: a batch of setups -------------------------------------------------------------
 
-def solve_setup_batch(spec: dict[str, Any], keys: list[int], symmetry: bool) -> dict[str, Any]:
+def solve_setup_batch(spec: dict[str, Any], keys: list[int], symmetry: bool,
+                      max_positions: int | None = None) -> dict[str, Any]:
     """Run on a worker: solve the positions the setups ``keys`` reach, together. Returns the
-    start rows' value codes (side to move), remoteness, margins, and the task's size and time."""
+    start rows' value codes (side to move), remoteness, margins, and the task's size and time.
+    More than ``max_positions`` positions stop the task with :class:`TooBigError`."""
     from solver.engines.enumerate import enumerate_positions
     from solver.engines.retrograde import retrograde
 
     t0 = time.perf_counter()
     game = game_from_spec(spec)
     fault_point("setup-task")
-    graph = enumerate_positions(game, symmetry=symmetry, starts=keys, workers=1)
+    graph = enumerate_positions(game, symmetry=symmetry, starts=keys, workers=1, max_positions=max_positions)
     if (graph.kind == NodeKind.CHANCE).any() or (graph.kind == NodeKind.SIMULTANEOUS).any():
         raise VariantError(f"{game.variant.label()} has dice or secret choices after the setup; "
                            "setup sweeps solve games whose only chance is the setup")
@@ -583,13 +585,14 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  scheduler: str | None = None, batch: int | None = None, progress: bool | str = False,
                  notes: list[str] | None = None, cluster: Cluster | None = None,
                  announce: Callable[[str], None] | None = None,
-                 flush_seconds: float = FLUSH_SECONDS) -> SweepResult:
+                 flush_seconds: float = FLUSH_SECONDS, max_positions: int | None = None) -> SweepResult:
     """Solve ``game``'s setup classes as tasks (see the module docstring), resuming a sweep on
     disk: at most ``limit`` more classes (all by default), ``batch`` classes per task (by
     default sized to about :data:`TARGET_TASK_SECONDS`). ``cluster``: an open one (tests);
     otherwise one is started (``jobs`` local processes) or joined (``scheduler``). Finished setups
     are appended at least every ``flush_seconds``. Writes the sweep's setups table at the end,
-    also when interrupted."""
+    also when interrupted. ``max_positions``: the most positions one task may reach (its setups
+    together); a task beyond it stops the sweep with one line (what is finished is kept)."""
     notes = notes if notes is not None else []
     if limit is not None and limit < 0:
         raise VariantError(f"--setup-limit {limit} is negative; give how many more setups to solve")
@@ -623,7 +626,7 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         try:
             result.workers = cluster.workers
             _run_batches(cluster, spec, todo, symmetry, batch, state, position, meta, result,
-                         progress, flush_seconds)
+                         progress, flush_seconds, max_positions)
         finally:
             result.seconds = time.perf_counter() - t0
             _consolidate(state, game, result.workers)  # also when interrupted
@@ -641,7 +644,8 @@ def _consolidate(state: SweepState, game: Game, workers: int) -> None:
 
 def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmetry: bool,
                  batch: int | None, state: SweepState, position: np.ndarray,
-                 meta: dict[str, Any], result: SweepResult, progress: bool | str, flush_seconds: float) -> None:
+                 meta: dict[str, Any], result: SweepResult, progress: bool | str, flush_seconds: float,
+                 max_positions: int | None = None) -> None:
     distributed = _distributed()
     client = cluster.client
     parts = state.folder / "parts"
@@ -665,7 +669,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
         n = size if batch else max(1, min(size, math.ceil(left / in_flight)))
         chunk = todo[next_i : next_i + n]
         next_i += n
-        futures.add(client.submit(solve_setup_batch, spec, chunk, symmetry, pure=False,
+        futures.add(client.submit(solve_setup_batch, spec, chunk, symmetry, max_positions, pure=False,
                                   key=f"setups-{uuid.uuid4().hex}"))
 
     def flush() -> None:
