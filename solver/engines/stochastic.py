@@ -449,7 +449,7 @@ def iterate_loop(
     return sweeps, float(residual), bool(residual < tol), evaluations
 
 
-def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
+def reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
     """``bool[m]``: local nodes from which some source is reachable along edges ``src -> dst``."""
     reach = np.zeros(m, dtype=bool)
     if not len(sources):
@@ -468,7 +468,7 @@ def _reaching(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> 
     return reach
 
 
-def _linear_solve(
+def linear_solve(
     m: int,
     entries: list[np.ndarray],
     keep: np.ndarray,
@@ -627,11 +627,11 @@ def _strategy_iteration(
         del use
         rows, cols, vals = loc[ui], np.searchsorted(nodes, ch[ui]), w[ui]
         del ui
-        keep = _reaching(m, rows, cols, exits)
+        keep = reaching(m, rows, cols, exits)
         del exits
         entries = [rows, cols, vals, b]
         del rows, cols, vals, b  # the solve lets them go
-        x = _linear_solve(m, entries, keep, passthrough)
+        x = linear_solve(m, entries, keep, passthrough)
         if x is None:
             return False
         value[nodes] = x
@@ -750,7 +750,7 @@ def _solve_policy(
     # the children's local indices in ``loc``'s type (int32 while ``2 m`` fits), and each array
     # per move let go as soon as the stacked ones are built: the same system, less memory
     j = np.searchsorted(nodes, child[e]).astype(loc.dtype, copy=False)
-    keep = _reaching(m, loc, j, exits)
+    keep = reaching(m, loc, j, exits)
     s = same[e]
     rows = np.concatenate([loc, loc + m])
     cols = np.concatenate([np.where(s, j, j + m), np.where(s, j + m, j)])
@@ -761,7 +761,7 @@ def _solve_policy(
     dec = np.concatenate([decision, decision])
     entries = [rows, cols, vals, np.concatenate([base_w, base_l])]
     del rows, cols, vals  # the solve lets them go
-    x = _linear_solve(2 * m, entries, np.concatenate([keep, keep]), dec)
+    x = linear_solve(2 * m, entries, np.concatenate([keep, keep]), dec)
     if x is None:
         return None
     return x[:m], x[m:]

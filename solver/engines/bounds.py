@@ -1,0 +1,556 @@
+"""Proven bounds on the values of games with secret simultaneous choices.
+
+Shapley's value iteration (:mod:`~solver.engines.simultaneous`) can converge like ``1/n`` on
+recursive games (Everett's games, where a joint choice leads straight back to the same round):
+a small change per sweep then says little about the distance to the value, and the iterate is
+the value of a game cut off after ``n`` moves, a bound in neither direction. This module turns
+strategies into a **proof**: an interval ``[lo, hi]`` around the value of every position.
+
+Strategy evaluation
+-------------------
+Fix player 0's whole stationary strategy: a mix ``x`` at every simultaneous node and one move at
+each of his decision nodes. What is left is a Markov decision problem for player 1
+(:class:`Reply`): each simultaneous node becomes his choice of a column, followed by a chance
+node that draws player 0's row with probabilities ``x``. Its optimal value (player 1 minimising,
+endless play 0 as in the game) is what ``x`` guarantees, so it is a **lower bound** on the value
+of every position: player 0 only gave up options. The same with player 1's strategy fixed gives
+an **upper bound**. The decision problem is solved exactly by :func:`best_reply`: policy
+iteration with exact evaluations (sparse direct solves of the linear system of a policy), then a
+check that the replier cannot do better by never ending where his values are below 0 (an end
+component of his as-good moves); the result is checked by brute force over every policy of
+small problems in the tests.
+
+Closing the interval
+--------------------
+The first strategies are the ones value iteration ends with. Where the interval is still wider
+than ``tol``, better strategies are tried: the optimal mixes (and best moves) of the matrix
+games at a guess ``u = lo + theta * (hi - lo)`` for player 0 and ``hi - theta * (hi - lo)`` for
+player 1, each kept when it proves no less anywhere and more somewhere, ``theta`` made smaller
+after a round that proves nothing new.
+
+Limits (said, never rounded away)
+---------------------------------
+* Floating point: every bound is moved out by :func:`rounding_margin`. A best reply that waits
+  on a chance ``q`` gains about ``q**2`` a step over not waiting; float64 sees that only while it
+  is well above rounding, so mixes are never evaluated with a positive probability below
+  :data:`PROB_FLOOR`. In Everett's "quit or continue" game (value 1, reachable only by quitting
+  with a probability that tends to 0) the proven interval is therefore about ``[1 - 1e-6, 1]``
+  and not certified at ``1e-9``.
+* ``certified`` means every interval is at most ``tol`` wide and both bounds came from exact
+  evaluations that did not cross; otherwise the interval is still what is proven.
+
+Each bound comes from one stationary strategy of one player, stored with it (``lower`` and
+``upper``): anyone can re-check a bound by solving the decision problem again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from numba import njit
+
+from solver.core.arrays import group_by, ranges
+from solver.core.game import NodeKind
+from solver.engines.graph import Graph
+from solver.engines.stochastic import edge_max, first_best, linear_solve, reaching
+
+_DECISION = int(NodeKind.DECISION)
+_CHANCE = int(NodeKind.CHANCE)
+_SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
+
+#: a certified interval is at most this wide unless a wider ``tol`` is asked (the precision of
+#: the matrix games' solutions; the issue's target)
+BOUND_TOL = 1e-9
+#: rounds of better strategies tried after the first evaluation
+MAX_ROUNDS = 30
+#: each bound is moved out by this for the rounding of the exact evaluations (float64 sparse
+#: solves, about 1e-15 a row)
+FLOAT_MARGIN = 1e-11
+#: the smallest positive probability of a mix that is evaluated. A best reply that waits on a
+#: chance ``q`` gains about ``q**2`` a step over not waiting, which float64 sees only while it
+#: is well above rounding (:data:`NOISE`); so strategies that would need smaller chances
+#: (Everett's games need patience) are not tried, and such an interval stays about this wide
+#: and is not certified
+PROB_FLOOR = 1e-6
+#: changes of values below this (times the largest value) are rounding, not improvements
+NOISE = 1e-14
+#: the replier switches to a move only when it is better by more than this (relative to the
+#: value's size): smaller differences are rounding
+SWITCH_EPS = 1e-12
+
+Mixes = dict[int, tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class Bounds:
+    """A proven interval per position, from the side to move (as ``value``).
+
+    ``lo[i] <= value of the game at i <= hi[i]``; ``lower``/``upper`` map each simultaneous
+    node to the mix (player 0's for the lower bound in player 0's view, player 1's for the
+    upper) that proves it. ``certified``: every interval at most ``tol`` wide.
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    certified: bool
+    tol: float
+    lower: dict[int, np.ndarray] = field(default_factory=dict)
+    upper: dict[int, np.ndarray] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def width(self) -> float:
+        return float(np.max(self.hi - self.lo)) if len(self.lo) else 0.0
+
+
+def _clean(mix: np.ndarray) -> np.ndarray:
+    """A probability vector from an LP's answer: tiny negatives and rounding removed, every
+    positive probability at least :data:`PROB_FLOOR`, the largest one ``1 - (the others)``."""
+    p = np.clip(np.asarray(mix, dtype=np.float64), 0.0, None)
+    p[p < 1e-15] = 0.0
+    s = p.sum()
+    if s <= 0:
+        raise ValueError("a mixed strategy with no positive probability")
+    p /= s
+    p[(p > 0) & (p < PROB_FLOOR)] = PROB_FLOOR
+    top = int(np.argmax(p))
+    p[top] = 0.0
+    p[top] = 1.0 - p.sum()
+    return p
+
+
+@dataclass
+class Reply:
+    """The Markov decision problem of the player who best-replies to a fixed strategy.
+
+    Rows ``0 .. n-1`` are the graph's positions, then one chance node per action of the replier
+    at each simultaneous node. ``free`` rows are the replier's choices (one edge is picked);
+    every other non-terminal row is an expectation over its edges (chance nodes, the fixed
+    player's mixes and his chosen moves, probability 1). ``payoff`` is the replier's payoff at
+    terminal rows (endless play pays 0).
+    """
+
+    n: int
+    offsets: np.ndarray
+    child: np.ndarray
+    prob: np.ndarray
+    free: np.ndarray
+    terminal: np.ndarray
+    payoff: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return len(self.free)
+
+    def parent(self) -> np.ndarray:
+        return np.repeat(np.arange(self.size, dtype=np.int64), np.diff(self.offsets))
+
+
+def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: np.ndarray,
+                payoff0: np.ndarray) -> Reply:
+    """The replier's problem when player ``fixed`` plays ``mixes`` at the simultaneous nodes and
+    the move ``choice[i]`` (an edge index) at each of his decision nodes ``i``.
+
+    ``payoff0``: player 0's payoff at terminal rows (``float64[n]``).
+    """
+    n = graph.n
+    kind = np.asarray(graph.kind, dtype=np.int64)
+    to_move = np.asarray(graph.to_move, dtype=np.int64)
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    child = np.asarray(graph.child, dtype=np.int64)
+    deg = np.diff(offsets)
+    probs = (np.asarray(graph.probs, dtype=np.float64) if graph.probs is not None else np.ones(len(child)))
+    choice = np.asarray(choice, dtype=np.int64)
+    replier = 1 - fixed
+    sign = 1.0 if replier == 0 else -1.0  # the replier's view of player 0's payoff
+    terminal = kind == int(NodeKind.TERMINAL)
+    own = (kind == _DECISION) & (to_move == fixed)
+    if np.any(own & (choice < 0)):
+        raise ValueError(f"no move chosen at a decision node of player {fixed}")
+    sim = np.flatnonzero(kind == _SIMULTANEOUS)
+    rows = np.asarray(graph.sim_rows, dtype=np.int64) if len(sim) else np.zeros(n, dtype=np.int64)
+    new_deg = np.where(own, 1, deg)
+    extra_kids: list[np.ndarray] = []
+    extra_probs: list[np.ndarray] = []
+    for s in sim.tolist():
+        r = int(rows[s])
+        c = int(deg[s]) // r
+        grid = child[offsets[s] : offsets[s + 1]].reshape(r, c)
+        mix = mixes.get(s)
+        if mix is None:
+            raise ValueError(f"no mixed strategy of player {fixed} at simultaneous row {s}")
+        p = _clean(mix)
+        if len(p) != (r if fixed == 0 else c):
+            raise ValueError(f"row {s}: a mix of {len(p)} actions for a {r} x {c} matrix game")
+        support = np.flatnonzero(p > 0)
+        lines = grid.T if fixed == 0 else grid  # one line per action of the replier
+        for line in lines:
+            extra_kids.append(line[support])
+            extra_probs.append(p[support])
+        new_deg[s] = len(lines)
+    m = len(extra_kids)
+    size = n + m
+    out_deg = np.concatenate([new_deg, np.array([len(x) for x in extra_kids], dtype=np.int64)])
+    out_off = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(out_deg, out=out_off[1:])
+    out_child = np.empty(int(out_off[-1]), dtype=np.int64)
+    out_prob = np.ones(int(out_off[-1]), dtype=np.float64)
+    copy = ~own & (kind != _SIMULTANEOUS)
+    src = np.repeat(copy, deg)
+    dst = np.repeat(copy, new_deg)
+    head_child = out_child[: out_off[n]]
+    head_prob = out_prob[: out_off[n]]
+    head_child[dst] = child[src]
+    head_prob[dst] = np.where(kind[np.repeat(np.arange(n), deg)] == _CHANCE, probs, 1.0)[src]
+    head_child[out_off[:n][own]] = child[choice[own]]
+    next_row = n
+    for s in sim.tolist():
+        k = int(new_deg[s])
+        head_child[out_off[s] : out_off[s] + k] = np.arange(next_row, next_row + k)
+        next_row += k
+    for k, (kids, pr) in enumerate(zip(extra_kids, extra_probs)):
+        a = out_off[n + k]
+        out_child[a : a + len(kids)] = kids
+        out_prob[a : a + len(kids)] = pr
+    free = np.zeros(size, dtype=bool)
+    free[:n] = ((kind == _DECISION) & (to_move == replier)) | (kind == _SIMULTANEOUS)
+    term = np.zeros(size, dtype=bool)
+    term[:n] = terminal
+    payoff = np.zeros(size)
+    payoff[:n] = np.where(terminal, sign * np.asarray(payoff0, dtype=np.float64), 0.0)
+    return Reply(n=n, offsets=out_off, child=out_child, prob=out_prob, free=free, terminal=term,
+                 payoff=payoff)
+
+
+def _evaluate(reply: Reply, pick: np.ndarray, parent: np.ndarray) -> np.ndarray | None:
+    """The replier's value of every row under the choices ``pick`` (an edge per free row),
+    exactly: a sparse direct solve; rows that never reach a terminal get 0 (endless play)."""
+    size = reply.size
+    used = ~reply.free[parent]
+    used[pick[reply.free]] = True
+    e = np.flatnonzero(used)
+    del used
+    src, dst, p = parent[e], reply.child[e], reply.prob[e]
+    end = reply.terminal[dst]
+    b = np.bincount(src[end], weights=p[end] * reply.payoff[dst[end]], minlength=size)
+    keep = reaching(size, src[~end], dst[~end], src[end])
+    passthrough = np.bincount(src, minlength=size) <= 1
+    x = linear_solve(size, [src[~end], dst[~end], p[~end], b], keep, passthrough)
+    if x is None:
+        return None
+    x[reply.terminal] = reply.payoff[reply.terminal]
+    return x
+
+
+@njit(cache=True)
+def _staying_set(offsets, child, free, terminal, tight, start, rin, redge, parent):  # pragma: no cover - compiled
+    """The largest set inside ``start`` where the replier can stay for ever using tight edges:
+    an expectation row stays only if all its children stay, a free row if one tight edge does.
+    Returns ``(in_set bool[size], an edge per free row of the set or -1)``."""
+    size = len(free)
+    inside = start.copy()
+    count = np.zeros(size, dtype=np.int64)
+    stack = np.empty(size, dtype=np.int64)
+    top = 0
+    for u in range(size):
+        if not inside[u]:
+            continue
+        if terminal[u]:
+            inside[u] = False
+            stack[top] = u
+            top += 1
+            continue
+        if free[u]:
+            k = 0
+            for e in range(offsets[u], offsets[u + 1]):
+                if tight[e] and start[child[e]]:
+                    k += 1
+            count[u] = k
+            if k == 0:
+                inside[u] = False
+                stack[top] = u
+                top += 1
+        else:
+            for e in range(offsets[u], offsets[u + 1]):
+                if not start[child[e]]:
+                    inside[u] = False
+                    stack[top] = u
+                    top += 1
+                    break
+    # (the counts above are against ``start``: each row that leaves is taken off once below)
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        for k in range(rin[v], rin[v + 1]):
+            e = redge[k]
+            u = parent[e]
+            if not inside[u]:
+                continue
+            if free[u]:
+                if tight[e]:
+                    count[u] -= 1
+                    if count[u] == 0:
+                        inside[u] = False
+                        stack[top] = u
+                        top += 1
+            else:
+                inside[u] = False
+                stack[top] = u
+                top += 1
+    pick = np.full(size, -1, dtype=np.int64)
+    for u in range(size):
+        if inside[u] and free[u]:
+            for e in range(offsets[u], offsets[u + 1]):
+                if tight[e] and inside[child[e]]:
+                    pick[u] = e
+                    break
+    return inside, pick
+
+
+def _gains(reply: Reply, v: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per edge ``s -> t`` of a free row: what moving to ``t`` gains over ``v[s]``, and the size
+    of the terms it sums (0 on other edges).
+
+    Computed as differences, ``sum_e p_e (v[c_e] - v[s])`` when ``t`` is an expectation row: a
+    gain of ``q**2`` from waiting on a chance ``q`` (Everett's games) is seen even where
+    ``v[s] + q**2`` rounds to ``v[s]``.
+    """
+    size = reply.size
+    gain = np.zeros(len(reply.child))
+    mag = np.zeros(len(reply.child))
+    fe = np.flatnonzero(reply.free[parent])
+    s, t = parent[fe], reply.child[fe]
+    direct = reply.free[t] | reply.terminal[t]
+    d = v[t[direct]] - v[s[direct]]
+    gain[fe[direct]] = d
+    mag[fe[direct]] = np.abs(d)
+    ex = fe[~direct]
+    if len(ex):
+        ts, ss = reply.child[ex], parent[ex]
+        deg = np.diff(reply.offsets)
+        sub = ranges(reply.offsets[ts], deg[ts])
+        group = np.repeat(np.arange(len(ex)), deg[ts])
+        diff = reply.prob[sub] * (v[reply.child[sub]] - v[ss[group]])
+        gain[ex] = np.bincount(group, weights=diff, minlength=len(ex))
+        mag[ex] = np.bincount(group, weights=np.abs(diff), minlength=len(ex))
+    return gain, mag
+
+
+def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWITCH_EPS,
+               max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray, bool, int]:
+    """The replier's best reply, by policy iteration with exact evaluations.
+
+    Start from ``pick`` (an edge per free row; default: the first edge); switch every free row
+    to a strictly better edge (by more than ``eps``) until none is; then check that the replier
+    cannot do better by never ending where his values are below 0 (an *end component* of tight
+    edges among such rows: endless play pays 0); if he can, he does so and the iteration goes
+    on. Returns ``(values of the replier, pick, proven, evaluations)``; ``proven`` is False when
+    a solve failed or the iterations ran out.
+    """
+    size = reply.size
+    parent = reply.parent()
+    offsets = reply.offsets
+    deg = np.diff(offsets)
+    free_rows = np.flatnonzero(reply.free & (deg > 0))
+    if np.any(reply.free & (deg == 0)):
+        raise ValueError("a choice of the replier without moves")
+    if pick is None:
+        pick = np.full(size, -1, dtype=np.int64)
+        pick[free_rows] = offsets[free_rows]
+    pick = pick.copy()
+    rin = redge = None
+    v = _evaluate(reply, pick, parent)
+    if v is None:
+        return np.zeros(size), pick, False, 1
+    for it in range(2, max_iterations + 1):
+        gain, mag = _gains(reply, v, parent)
+        best = np.where(reply.free, edge_max(gain, offsets, deg), -np.inf)
+        better = (gain > eps * mag) & reply.free[parent]
+        if better.any():
+            switch = np.zeros(size, dtype=bool)
+            switch[parent[better]] = True
+            e = np.flatnonzero(switch[parent] & better & (gain >= best[parent]))
+            first = e[np.r_[True, parent[e][1:] != parent[e][:-1]]]
+            trial = pick.copy()
+            trial[parent[first]] = first
+            w = _evaluate(reply, trial, parent)
+            if w is None:
+                return v, pick, False, it
+            # a switch that raises no value by more than rounding was rounding: stop there
+            if np.max(w - v) > NOISE * max(1.0, float(np.abs(v).max())):
+                v, pick = w, trial
+                continue
+        # no better edge anywhere: can the replier stay for ever where his value is below 0?
+        tight = gain >= -(eps * mag + NOISE)
+        start = (v < -NOISE) & ~reply.terminal
+        if not start.any():
+            return v, pick, True, it
+        if rin is None:
+            rin, redge = group_by(reply.child, size)
+        inside, stay = _staying_set(offsets, reply.child, reply.free, reply.terminal, tight, start,
+                                    rin, redge, parent)
+        if not inside.any():
+            return v, pick, True, it
+        pick = pick.copy()
+        pick[inside & reply.free] = stay[inside & reply.free]
+        v = _evaluate(reply, pick, parent)
+        if v is None:
+            return np.zeros(size), pick, False, it
+    return v, pick, False, max_iterations
+
+
+def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: np.ndarray,
+                   payoff0: np.ndarray) -> tuple[np.ndarray, bool, int]:
+    """What player ``fixed`` guarantees with ``mixes`` at simultaneous nodes and ``choice`` at
+    his decision nodes, against the other's exact best reply: ``(player 0's value float64[n],
+    proven, evaluations)``. A lower bound on the game's values when ``fixed`` is 0, an upper
+    bound when 1."""
+    reply = build_reply(graph, fixed, mixes, choice, payoff0)
+    start = np.full(reply.size, -1, dtype=np.int64)
+    n = graph.n
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    theirs = np.flatnonzero(reply.free[:n] & (np.asarray(graph.kind) == _DECISION) & (choice >= 0))
+    start[theirs] = reply.offsets[theirs] + (choice[theirs] - offsets[theirs])
+    sims = np.flatnonzero(reply.free[:n] & (np.asarray(graph.kind) == _SIMULTANEOUS))
+    start[sims] = reply.offsets[sims]
+    v, _, proven, evaluations = best_reply(reply, start)
+    sign = 1.0 if fixed == 1 else -1.0  # the replier's view back to player 0's
+    return sign * v[:n], proven, evaluations
+
+
+def _guess_choices(graph: Graph, guess0: np.ndarray) -> np.ndarray:
+    """The first best move of the mover at each decision node under the values ``guess0``
+    (player 0's view)."""
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    deg = np.diff(offsets)
+    parent = graph.parent_of_edge()
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    q = side[parent] * guess0[graph.child]
+    return first_best(np.asarray(graph.kind, dtype=np.int64), parent, offsets, deg, q)
+
+
+def _mixes_at(graph: Graph, guess0: np.ndarray, player: int) -> dict[int, np.ndarray]:
+    """Each simultaneous node's optimal mix of ``player`` in its matrix game at the children's
+    values ``guess0`` (player 0's view)."""
+    from solver.engines.simultaneous import simultaneous_node_values
+
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    _, strategies = simultaneous_node_values(graph, side * guess0)
+    return {int(s): _clean(mixes[player]) for s, mixes in strategies.items()}
+
+
+def terminal_payoff0(graph: Graph, terminal_value: np.ndarray | None = None) -> np.ndarray:
+    """Player 0's payoff at the terminal rows (0 elsewhere): the sign of ``graph.result`` (or
+    ``terminal_value``, from the side to move) seen by player 0."""
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    terminal = np.asarray(graph.kind) == int(NodeKind.TERMINAL)
+    own = (np.sign(np.asarray(graph.result, dtype=np.float64)) if terminal_value is None
+           else np.asarray(terminal_value, dtype=np.float64))
+    return np.where(terminal, side * own, 0.0)
+
+
+def rounding_margin(lower: dict[int, np.ndarray], upper: dict[int, np.ndarray]) -> float:
+    """How far each bound is moved out for rounding: :data:`FLOAT_MARGIN`, plus what a missed
+    improvement of :data:`NOISE` a step can add up to over a wait on the smallest chance of the
+    strategies (about ``NOISE / q``)."""
+    q = 1.0
+    for mixes in (lower, upper):
+        for p in mixes.values():
+            p = _clean(p)
+            if np.any(p > 0):
+                q = min(q, float(p[p > 0].min()))
+    return FLOAT_MARGIN + NOISE / q
+
+
+def prove_bounds(
+    graph: Graph,
+    value: np.ndarray,
+    strategies: Mixes,
+    best: np.ndarray,
+    *,
+    tol: float = BOUND_TOL,
+    max_rounds: int = MAX_ROUNDS,
+    terminal_value: np.ndarray | None = None,
+    progress: Callable[[int, float], None] | None = None,
+) -> Bounds:
+    """Proven bounds on every position's value of a graph with simultaneous nodes.
+
+    Parameters
+    ----------
+    graph : Graph
+        With ``sim_rows``.
+    value : numpy.ndarray
+        The iterated values from the side to move (value iteration's answer).
+    strategies : dict
+        Simultaneous row -> ``(x, y)``: the mixes value iteration ends with.
+    best : numpy.ndarray
+        ``int64[n]``: the move (edge index) value iteration picks at each decision node.
+    tol : float
+        Stop once every interval is at most this wide; ``certified`` says whether they are.
+    max_rounds : int
+        Rounds of better strategies after the first evaluation of each side.
+    terminal_value : numpy.ndarray, optional
+        Terminal payoffs from the side to move in place of the signs of ``graph.result``.
+    progress : callable, optional
+        ``progress(round, width)`` after each round.
+
+    Returns
+    -------
+    Bounds
+        From the side to move, as ``value``.
+    """
+    n = graph.n
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    payoff0 = terminal_payoff0(graph, terminal_value)
+    best = np.asarray(best, dtype=np.int64)
+    lower = {s: _clean(xy[0]) for s, xy in strategies.items()}
+    upper = {s: _clean(xy[1]) for s, xy in strategies.items()}
+    lo, ok_lo, ev_lo = strategy_value(graph, 0, lower, best, payoff0)
+    hi, ok_hi, ev_hi = strategy_value(graph, 1, upper, best, payoff0)
+    evaluations = ev_lo + ev_hi
+    proven = ok_lo and ok_hi
+    width = float(np.max(hi - lo)) + 2 * FLOAT_MARGIN if n else 0.0
+    if progress is not None:
+        progress(0, width)
+    theta = 0.9
+    rounds = 0
+    while proven and width > tol and rounds < max_rounds and theta > 1e-4:
+        rounds += 1
+        gap = np.maximum(hi - lo, 0.0)
+        improved = False
+        for player in (0, 1):
+            guess = lo + theta * gap if player == 0 else hi - theta * gap
+            cand = _mixes_at(graph, guess, player)
+            got, ok, ev = strategy_value(graph, player, cand, _guess_choices(graph, guess), payoff0)
+            evaluations += ev
+            if not ok:
+                continue
+            old = lo if player == 0 else hi
+            gain = (got - old) if player == 0 else (old - got)
+            # a strategy replaces the last one when it proves no less anywhere and more somewhere
+            if gain.min() >= -SWITCH_EPS and gain.max() > SWITCH_EPS:
+                improved = True
+                if player == 0:
+                    lo, lower = np.maximum(got, lo), cand
+                else:
+                    hi, upper = np.minimum(got, hi), cand
+        width = float(np.max(hi - lo)) + 2 * FLOAT_MARGIN if n else 0.0
+        if not improved:
+            theta /= 4
+        if progress is not None:
+            progress(rounds, width)
+    margin = rounding_margin(lower, upper)
+    lo0 = lo - margin
+    hi0 = hi + margin
+    width = float(np.max(hi0 - lo0)) if n else 0.0
+    # the two bounds come from two separate evaluations: if they cross, one of them is wrong
+    # (rounding beyond the margin) and nothing is claimed
+    proven = proven and bool(np.all(lo0 <= hi0))
+    lo_m = np.where(side > 0, lo0, -hi0)
+    hi_m = np.where(side > 0, hi0, -lo0)
+    return Bounds(
+        lo=lo_m, hi=hi_m, certified=bool(proven and width <= tol), tol=tol, lower=lower, upper=upper,
+        stats={"rounds": rounds, "evaluations": evaluations, "width": width, "proven": proven},
+    )

@@ -1,0 +1,194 @@
+"""Proven intervals for games with secret simultaneous choices (solver/engines/bounds.py).
+
+References are independent of the code under test: values worked out by hand (Everett's
+"quit or continue", a recursive game with an irrational value), every deterministic policy of
+small Markov decision problems evaluated by a dense linear solve, and the sequential versions of
+random recursive games solved by the chance engine.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from solver.engines.bounds import BOUND_TOL, PROB_FLOOR, Reply, best_reply, prove_bounds
+from solver.engines.enumerate import enumerate_positions
+from solver.engines.value_iteration import value_iteration
+from tests.test_simultaneous import build, player0_view, random_game, sequential
+from tests.toygames import TIE, W0, W1, Stochastic
+
+
+def bounds_of(spec: dict, sweeps: int = 200):
+    graph = enumerate_positions(Stochastic(spec), symmetry=False, workers=1)
+    sol = value_iteration(graph, tol=1e-12, max_sweeps=sweeps)
+    return graph, sol, prove_bounds(graph, sol.value, sol.strategies, sol.best)
+
+
+def test_everett_quit_or_continue_is_proven_but_needs_patience() -> None:
+    # (C, L) play again, (C, R) player 0 wins, (Q, L) player 0 wins, (Q, R) a tie. The value is
+    # 1 (by hand: v = val[[v, 1], [1, 0]] = 1 / (2 - v) for v < 1 has the only fixed point 1);
+    # the n-stage iterates are n / (n + 1), so 200 sweeps leave an error of 1/201. Player 0
+    # guarantees 1 - q by quitting with probability q: every q > 0 is allowed, but not 0 (then
+    # player 1 plays L for ever: 0). Mixes are not evaluated below PROB_FLOOR, so the proven
+    # interval is about that wide, and not called certified.
+    spec = {0: ("S", 0, [[0, 1], [1, 2]]), 1: ("T", 0, W0), 2: ("T", 0, TIE)}
+    graph, sol, b = bounds_of(spec)
+    assert sol.value[0] == pytest.approx(200 / 201, abs=1e-12)
+    assert b.lo[0] <= 1.0 <= b.hi[0]
+    assert b.hi[0] - b.lo[0] <= 3 * PROB_FLOOR and not b.certified and b.stats["proven"]
+    assert b.lo[0] > sol.value[0] + 1e-3  # far better than the iterate
+    # the proving strategy of player 0 quits with the smallest probability tried
+    x = b.lower[0]
+    assert x[1] == pytest.approx(PROB_FLOOR, rel=1e-6)
+    # a looser tolerance is met, and then certified
+    loose = prove_bounds(graph, sol.value, sol.strategies, sol.best, tol=1e-5)
+    assert loose.certified and loose.lo[0] <= 1.0 <= loose.hi[0] and loose.hi[0] - loose.lo[0] <= 1e-5
+    # terminals are exact up to the margin
+    assert b.lo[1] <= 1 <= b.hi[1] and b.lo[2] <= 0 <= b.hi[2]
+
+
+def test_recursive_game_with_an_irrational_value() -> None:
+    # (C, L) goes to a coin: heads back to the start, tails player 0 loses; (C, R) and (Q, L)
+    # player 0 wins; (Q, R) a tie. With a = (v - 1) / 2 the matrix [[a, 1], [1, 0]] has no
+    # saddle point and value 1 / (2 - a) = 2 / (5 - v), so v^2 - 5 v + 2 = 0: v = (5 - sqrt 17) / 2.
+    from fractions import Fraction as F
+
+    spec = {0: ("S", 0, [[3, 1], [1, 2]]), 1: ("T", 0, W0), 2: ("T", 0, TIE),
+            3: ("C", 0, [(0, F(1, 2)), (4, F(1, 2))]), 4: ("T", 0, W1)}
+    v = (5 - math.sqrt(17)) / 2
+    graph, sol, b = bounds_of(spec)
+    row = graph.row_of(0)
+    assert b.lo[row] - 1e-15 <= v <= b.hi[row] + 1e-15
+    assert b.hi[row] - b.lo[row] <= BOUND_TOL and b.certified
+
+
+def test_player_one_to_move_gets_the_interval_from_its_side() -> None:
+    # the same Everett game, but the position's side to move is player 1: the values are negated
+    spec = {0: ("S", 1, [[0, 1], [1, 2]]), 1: ("T", 0, W0), 2: ("T", 0, TIE)}
+    graph, sol, b = bounds_of(spec)
+    assert b.lo[0] <= -1.0 <= b.hi[0] and b.hi[0] - b.lo[0] <= 3 * PROB_FLOOR
+    assert b.hi[0] < -0.99  # player 1 to move: the upper end is near -1
+
+
+# --- the best reply against brute force --------------------------------------------------------
+
+
+def random_reply(rng: random.Random, size: int) -> Reply:
+    terminals = rng.randint(1, 3)
+    kids: list[list[int]] = []
+    probs: list[list[float]] = []
+    free = np.zeros(size, dtype=bool)
+    terminal = np.zeros(size, dtype=bool)
+    payoff = np.zeros(size)
+    for i in range(size):
+        if i >= size - terminals:
+            terminal[i] = True
+            payoff[i] = rng.choice((-1.0, 0.0, 1.0, 0.5, -0.25))
+            kids.append([]), probs.append([])
+            continue
+        k = rng.randint(1, 3)
+        ch = [rng.randrange(size) for _ in range(k)]
+        if rng.random() < 0.5:
+            free[i] = True
+            kids.append(ch), probs.append([1.0] * k)
+        else:
+            w = [rng.randint(1, 4) for _ in range(k)]
+            kids.append(ch), probs.append([x / sum(w) for x in w])
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(k) for k in kids])
+    return Reply(n=size, offsets=offsets, child=np.array([c for k in kids for c in k], dtype=np.int64),
+                 prob=np.array([p for q in probs for p in q]), free=free, terminal=terminal, payoff=payoff)
+
+
+def policy_values(reply: Reply, pick: dict[int, int]) -> np.ndarray:
+    """Dense reference: the values of one deterministic policy, endless play 0."""
+    size = reply.size
+    a = np.zeros((size, size))
+    b = np.zeros(size)
+    for i in range(size):
+        if reply.terminal[i]:
+            continue
+        edges = range(reply.offsets[i], reply.offsets[i + 1])
+        for e in ([pick[i]] if reply.free[i] else edges):
+            c = int(reply.child[e])
+            if reply.terminal[c]:
+                b[i] += reply.prob[e] * reply.payoff[c]
+            else:
+                a[i, c] += reply.prob[e]
+    # rows that cannot reach a terminal are endless play: 0
+    reach = {i for i in range(size) if b[i] != 0 or any(reply.terminal[int(reply.child[e])]
+             for e in ([pick[i]] if reply.free[i] else range(reply.offsets[i], reply.offsets[i + 1])))
+             and not reply.terminal[i]}
+    changed = True
+    while changed:
+        changed = False
+        for i in range(size):
+            if i not in reach and not reply.terminal[i] and any(a[i, j] > 0 and j in reach for j in range(size)):
+                reach.add(i)
+                changed = True
+    idx = sorted(reach)
+    v = np.zeros(size)
+    if idx:
+        sub = np.eye(len(idx)) - a[np.ix_(idx, idx)]
+        v[idx] = np.linalg.solve(sub, b[idx])
+    v[reply.terminal] = reply.payoff[reply.terminal]
+    return v
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 8))
+def test_best_reply_equals_the_best_of_every_policy(seed: int, size: int) -> None:
+    rng = random.Random(seed)
+    reply = random_reply(rng, size)
+    free = np.flatnonzero(reply.free)
+    choices = [range(reply.offsets[i], reply.offsets[i + 1]) for i in free]
+    assume(math.prod(len(c) for c in choices) <= 2000)
+    best = np.full(size, -np.inf)
+    for combo in itertools.product(*choices):
+        best = np.maximum(best, policy_values(reply, dict(zip(free.tolist(), combo))))
+    v, pick, proven, _ = best_reply(reply)
+    assert proven
+    assert np.allclose(v, best, atol=1e-9, rtol=0), (v, best)
+    # the returned choices earn those values
+    assert np.allclose(policy_values(reply, {int(i): int(pick[i]) for i in free}), best, atol=1e-9, rtol=0)
+
+
+def test_best_reply_prefers_endless_play_to_a_loss() -> None:
+    # row 0 (the replier) may loop through row 1 for ever (0) or end at row 2 (payoff -1)
+    reply = Reply(n=3, offsets=np.array([0, 2, 3, 3]), child=np.array([2, 1, 0]),
+                  prob=np.ones(3), free=np.array([True, False, False]),
+                  terminal=np.array([False, False, True]), payoff=np.array([0.0, 0.0, -1.0]))
+    v, pick, proven, _ = best_reply(reply)
+    assert proven and v[0] == 0.0 and v[1] == 0.0 and pick[0] == 1
+
+
+# --- random recursive games ---------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(5, 10))
+def test_random_recursive_games_intervals_hold(seed: int, n: int) -> None:
+    rng = random.Random(seed)
+    nodes = random_game(rng, n, cyclic=True)
+    graph = build(nodes)
+    sol = value_iteration(graph, tol=1e-11, max_sweeps=400)
+    b = prove_bounds(graph, sol.value, sol.strategies, sol.best)
+    assert b.stats["proven"]
+    lo, hi = player0_view(nodes, b.lo, n), player0_view(nodes, b.hi, n)
+    lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+    assert np.all(lo <= hi + 1e-12)
+    # the value lies between the two sequential games (player 0 first <= value <= player 1
+    # first), solved by the chance engine: the intervals must meet that range
+    seq = [player0_view(s, value_iteration(build(s)).value, n) for s in (sequential(nodes, 0), sequential(nodes, 1))]
+    assert np.all(lo <= seq[1] + 1e-7) and np.all(hi >= seq[0] - 1e-7)
+    # where value iteration converged and certified its fixed point, the interval holds it
+    if sol.converged and sol.stats["certified"]:
+        it = player0_view(nodes, sol.value, n)
+        assert np.all(lo <= it + 1e-6) and np.all(it <= hi + 1e-6)
+    if b.certified:
+        assert np.all(hi - lo <= BOUND_TOL)
