@@ -192,3 +192,20 @@ def test_random_recursive_games_intervals_hold(seed: int, n: int) -> None:
         assert np.all(lo <= it + 1e-6) and np.all(it <= hi + 1e-6)
     if b.certified:
         assert np.all(hi - lo <= BOUND_TOL)
+
+
+def test_real_payoffs_at_the_ends_of_a_matrix_game() -> None:
+    # val [[3, -1], [-2, 4]] = (3 * 4 - (-1) * (-2)) / (3 + 4 + 1 + 2) = 1, by hand; the four
+    # ends carry those payoffs (for player 0, the side to move everywhere) in place of the
+    # results' signs
+    spec = {0: ("S", 0, [[1, 2], [3, 4]]), 1: ("T", 0, W0), 2: ("T", 0, W1), 3: ("T", 0, W1), 4: ("T", 0, W0)}
+    graph = enumerate_positions(Stochastic(spec), symmetry=False, workers=1)
+    payoff = np.zeros(graph.n)
+    for key, p in ((1, 3.0), (2, -1.0), (3, -2.0), (4, 4.0)):
+        payoff[graph.row_of(key)] = p
+    row = graph.row_of(0)
+    even = {row: (np.array([0.5, 0.5]), np.array([0.5, 0.5]))}  # a poor first guess
+    b = prove_bounds(graph, np.zeros(graph.n), even, np.full(graph.n, -1), terminal_value=payoff)
+    assert b.lo[row] <= 1.0 <= b.hi[row] and b.hi[row] - b.lo[row] <= BOUND_TOL and b.certified
+    # the optimal mixes, by hand: x = (3/5, 2/5), y = (1/2, 1/2)
+    assert np.allclose(b.lower[row], [0.6, 0.4], atol=1e-9) and np.allclose(b.upper[row], [0.5, 0.5], atol=1e-9)
