@@ -441,6 +441,36 @@ def _mixes_at(graph: Graph, guess0: np.ndarray, player: int) -> dict[int, np.nda
     return {int(s): _clean(mixes[player]) for s, mixes in strategies.items()}
 
 
+def _improved(graph: Graph, player: int, w0: np.ndarray, mixes: dict[int, np.ndarray],
+              choice: np.ndarray) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """Strategy improvement: ``player``'s strategy switched only where his bound ``w0`` (player
+    0's view) says a move or a mix is strictly better than the one he plays (keeping the others
+    avoids new loops among equally good moves, as in Hoffman-Karp)."""
+    from solver.engines.simultaneous import simultaneous_node_values
+
+    me = 1.0 if player == 0 else -1.0
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    vals, strategies = simultaneous_node_values(graph, side * w0)
+    sims = np.array(sorted(strategies), dtype=np.int64)
+    new_mixes = dict(mixes)
+    if len(sims):
+        gain = me * (side[sims] * vals - w0[sims])
+        for s in sims[gain > 1e-12].tolist():
+            new_mixes[s] = _clean(strategies[s][player])
+    kind = np.asarray(graph.kind)
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    parent = graph.parent_of_edge()
+    q = me * w0[graph.child]
+    best = edge_max(q, offsets, np.diff(offsets))
+    mine = np.flatnonzero((kind == _DECISION) & (np.asarray(graph.to_move) == player) & (choice >= 0))
+    new_choice = choice.copy()
+    switch = mine[best[mine] > q[choice[mine]] + 1e-12]
+    if len(switch):
+        top = first_best(np.asarray(kind, dtype=np.int64), parent, offsets, np.diff(offsets), q)
+        new_choice[switch] = top[switch]
+    return new_mixes, new_choice
+
+
 def terminal_payoff0(graph: Graph, terminal_value: np.ndarray | None = None) -> np.ndarray:
     """Player 0's payoff at the terminal rows (0 elsewhere): the sign of ``graph.result`` (or
     ``terminal_value``, from the side to move) seen by player 0."""
@@ -516,26 +546,36 @@ def prove_bounds(
         progress(0, width)
     theta = 0.9
     rounds = 0
+    choice_lo = choice_hi = best
     while proven and width > tol and rounds < max_rounds and theta > 1e-4:
         rounds += 1
         gap = np.maximum(hi - lo, 0.0)
         improved = False
         for player in (0, 1):
             guess = lo + theta * gap if player == 0 else hi - theta * gap
-            cand = _mixes_at(graph, guess, player)
-            got, ok, ev = strategy_value(graph, player, cand, _guess_choices(graph, guess), payoff0)
-            evaluations += ev
-            if not ok:
-                continue
-            old = lo if player == 0 else hi
-            gain = (got - old) if player == 0 else (old - got)
-            # a strategy replaces the last one when it proves no less anywhere and more somewhere
-            if gain.min() >= -SWITCH_EPS and gain.max() > SWITCH_EPS:
+            tries = [(_mixes_at(graph, guess, player), _guess_choices(graph, guess))]
+            own = (lower, choice_lo) if player == 0 else (upper, choice_hi)
+            tries.insert(0, _improved(graph, player, lo if player == 0 else hi, *own))
+            chosen = None
+            for cand, cand_choice in tries:
+                got, ok, ev = strategy_value(graph, player, cand, cand_choice, payoff0)
+                evaluations += ev
+                if not ok:
+                    continue
+                old = lo if player == 0 else hi
+                gain = (got - old) if player == 0 else (old - got)
+                # a strategy may replace the last one when it proves no less anywhere and more
+                # somewhere; of two such, the one that proves more in all
+                if gain.min() >= -SWITCH_EPS and gain.max() > SWITCH_EPS:
+                    if chosen is None or gain.sum() > chosen[0]:
+                        chosen = (float(gain.sum()), got, cand, cand_choice)
+            if chosen is not None:
                 improved = True
+                _, got, cand, cand_choice = chosen
                 if player == 0:
-                    lo, lower = np.maximum(got, lo), cand
+                    lo, lower, choice_lo = np.maximum(got, lo), cand, cand_choice
                 else:
-                    hi, upper = np.minimum(got, hi), cand
+                    hi, upper, choice_hi = np.minimum(got, hi), cand, cand_choice
         width = float(np.max(hi - lo)) + 2 * FLOAT_MARGIN if n else 0.0
         if not improved:
             theta /= 4
