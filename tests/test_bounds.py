@@ -26,7 +26,7 @@ from tests.toygames import TIE, W0, W1, Stochastic
 def bounds_of(spec: dict, sweeps: int = 200):
     graph = enumerate_positions(Stochastic(spec), symmetry=False, workers=1)
     sol = value_iteration(graph, tol=1e-12, max_sweeps=sweeps)
-    return graph, sol, prove_bounds(graph, sol.value, sol.strategies, sol.best)
+    return graph, sol, prove_bounds(graph, sol.strategies, sol.best)
 
 
 def test_everett_quit_or_continue_is_proven_but_needs_patience() -> None:
@@ -46,7 +46,7 @@ def test_everett_quit_or_continue_is_proven_but_needs_patience() -> None:
     x = b.lower[0]
     assert x[1] == pytest.approx(PROB_FLOOR, rel=1e-6)
     # a looser tolerance is met, and then certified
-    loose = prove_bounds(graph, sol.value, sol.strategies, sol.best, tol=1e-5)
+    loose = prove_bounds(graph, sol.strategies, sol.best, tol=1e-5)
     assert loose.certified and loose.lo[0] <= 1.0 <= loose.hi[0] and loose.hi[0] - loose.lo[0] <= 1e-5
     # terminals are exact up to the margin
     assert b.lo[1] <= 1 <= b.hi[1] and b.lo[2] <= 0 <= b.hi[2]
@@ -177,7 +177,7 @@ def test_random_recursive_games_intervals_hold(seed: int, n: int) -> None:
     nodes = random_game(rng, n, cyclic=True)
     graph = build(nodes)
     sol = value_iteration(graph, tol=1e-11, max_sweeps=400)
-    b = prove_bounds(graph, sol.value, sol.strategies, sol.best)
+    b = prove_bounds(graph, sol.strategies, sol.best)
     assert b.stats["proven"]
     lo, hi = player0_view(nodes, b.lo, n), player0_view(nodes, b.hi, n)
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
@@ -205,7 +205,7 @@ def test_real_payoffs_at_the_ends_of_a_matrix_game() -> None:
         payoff[graph.row_of(key)] = p
     row = graph.row_of(0)
     even = {row: (np.array([0.5, 0.5]), np.array([0.5, 0.5]))}  # a poor first guess
-    b = prove_bounds(graph, np.zeros(graph.n), even, np.full(graph.n, -1), terminal_value=payoff)
+    b = prove_bounds(graph, even, np.full(graph.n, -1), terminal_value=payoff)
     assert b.lo[row] <= 1.0 <= b.hi[row] and b.hi[row] - b.lo[row] <= BOUND_TOL and b.certified
     # the optimal mixes, by hand: x = (3/5, 2/5), y = (1/2, 1/2)
     assert np.allclose(b.lower[row], [0.6, 0.4], atol=1e-9) and np.allclose(b.upper[row], [0.5, 0.5], atol=1e-9)

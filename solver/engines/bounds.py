@@ -317,7 +317,6 @@ def _gains(reply: Reply, v: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray,
     gain of ``q**2`` from waiting on a chance ``q`` (Everett's games) is seen even where
     ``v[s] + q**2`` rounds to ``v[s]``.
     """
-    size = reply.size
     gain = np.zeros(len(reply.child))
     mag = np.zeros(len(reply.child))
     fe = np.flatnonzero(reply.free[parent])
@@ -487,16 +486,13 @@ def rounding_margin(lower: dict[int, np.ndarray], upper: dict[int, np.ndarray]) 
     strategies (about ``NOISE / q``)."""
     q = 1.0
     for mixes in (lower, upper):
-        for p in mixes.values():
-            p = _clean(p)
-            if np.any(p > 0):
-                q = min(q, float(p[p > 0].min()))
+        for p in mixes.values():  # (clean mixes: some probability is positive)
+            q = min(q, float(p[p > 0].min()))
     return FLOAT_MARGIN + NOISE / q
 
 
 def prove_bounds(
     graph: Graph,
-    value: np.ndarray,
     strategies: Mixes,
     best: np.ndarray,
     *,
@@ -511,8 +507,6 @@ def prove_bounds(
     ----------
     graph : Graph
         With ``sim_rows``.
-    value : numpy.ndarray
-        The iterated values from the side to move (value iteration's answer).
     strategies : dict
         Simultaneous row -> ``(x, y)``: the mixes value iteration ends with.
     best : numpy.ndarray
@@ -553,16 +547,16 @@ def prove_bounds(
         improved = False
         for player in (0, 1):
             guess = lo + theta * gap if player == 0 else hi - theta * gap
-            tries = [(_mixes_at(graph, guess, player), _guess_choices(graph, guess))]
+            old = lo if player == 0 else hi
             own = (lower, choice_lo) if player == 0 else (upper, choice_hi)
-            tries.insert(0, _improved(graph, player, lo if player == 0 else hi, *own))
+            tries = [_improved(graph, player, old, *own),
+                     (_mixes_at(graph, guess, player), _guess_choices(graph, guess))]
             chosen = None
             for cand, cand_choice in tries:
                 got, ok, ev = strategy_value(graph, player, cand, cand_choice, payoff0)
                 evaluations += ev
                 if not ok:
                     continue
-                old = lo if player == 0 else hi
                 gain = (got - old) if player == 0 else (old - got)
                 # a strategy may replace the last one when it proves no less anywhere and more
                 # somewhere; of two such, the one that proves more in all
