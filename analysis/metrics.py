@@ -33,6 +33,8 @@ Conventions used throughout:
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
@@ -313,6 +315,8 @@ class Verdict:
     setups: int | None = None
     text: str = ""
     short: str = ""
+    #: secret-choice tables with proven bounds: the first player's value lies in ``[lo, hi]``
+    interval: tuple[float, float] | None = None
 
 
 def _pct(x: float) -> str:
@@ -325,6 +329,21 @@ def _plies(n: int | None) -> str:
 
 def _signed(x: float, digits: int = 3) -> str:
     return f"{x:+.{digits}f}"
+
+
+def proven_interval(lo: float, hi: float, digits: int = 3) -> str:
+    """``[lo, hi]`` rounded outward to ``digits`` decimals, so that the printed interval still
+    contains the proven one."""
+    scale = 10.0 ** digits
+    return f"[{math.floor(lo * scale) / scale + 0.0:+.{digits}f}, {math.ceil(hi * scale) / scale + 0.0:+.{digits}f}]"
+
+
+def expected_text(value: float, interval: tuple[float, float] | None, digits: int = 3) -> str:
+    """An expected result as text: the number where it is proven to within the printed
+    precision (or no proof was computed), else the proven interval (outward rounded)."""
+    if interval is None or interval[1] - interval[0] <= 0.5 * 10.0 ** -digits:
+        return _signed(value, digits)
+    return "in " + proven_interval(interval[0], interval[1], digits)
 
 
 def verdict(
@@ -375,21 +394,35 @@ def verdict(
         pw = float("nan") if pw is None else float(pw)
         pls = float("nan") if pls is None else float(pls)
         margin = float(r["margin"]) if r.get("margin") is not None else None
+        interval = ((float(r["value_lo"]), float(r["value_hi"]))
+                    if r.get("value_lo") is not None and r.get("value_hi") is not None else None)
+        if interval is not None and interval[1] - interval[0] > 5e-4:
+            # not proven to the printed precision: the interval is what is known
+            text = (f"With perfect play by both sides {me_full}'s expected result is proven to lie in "
+                    f"{proven_interval(*interval)} (+1 = win, -1 = loss; each end is what one side's "
+                    f"strategy guarantees against every reply); value iteration's estimate, "
+                    f"{_signed(exp)}, is not proven.")
+            short = f"expected in {proven_interval(*interval, digits=2)}"
+            return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
+                           interval=interval)
+        proven = "" if interval is None else f" (proven to within {max(interval[1] - interval[0], 1e-12):.0e})"
         if np.isnan(pw) or np.isnan(pls):
             text = (f"With perfect play by both sides {me_full} has an expected result of "
-                    f"{_signed(exp)} (+1 = win, -1 = loss). No fixed (stationary) strategy earns it, so "
-                    "win probabilities are not defined here.")
+                    f"{_signed(exp)}{proven} (+1 = win, -1 = loss). No fixed (stationary) strategy earns "
+                    "it, so win probabilities are not defined here.")
             short = f"expected {_signed(exp, 2)}"
-            return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short)
+            return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
+                           interval=interval)
         text = (
             f"With perfect play by both sides {me_full} has an expected result of "
-            f"{_signed(exp)} (+1 = win, -1 = loss): {me} wins with probability {_pct(pw)} and "
+            f"{_signed(exp)}{proven} (+1 = win, -1 = loss): {me} wins with probability {_pct(pw)} and "
             f"loses with probability {_pct(pls)}"
         )
         rest = 1.0 - pw - pls
         text += f"; {_pct(rest)} of games end level or never end." if rest > 5e-4 else "."
         short = f"expected {_signed(exp, 2)} (first player wins {_pct(pw)})"
-        return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short)
+        return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
+                       interval=interval)
     if kind == "setups":
         table = setups if setups is not None else (
             setups_from_tables(positions, edges, root_row(positions, meta))

@@ -109,7 +109,10 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
         "rules_version": meta.get("rules_version"), "toolkit_version": meta.get("toolkit_version"),
         "solve_seconds": meta.get("solve_seconds"), "method": None,
         "not_certified": meta.get("not_certified_because"),
-        "error_estimate": meta.get("error_estimate") if meta.get("not_certified_because") else None,
+        "error_estimate": (meta.get("error_estimate") if meta.get("not_certified_because")
+                           and v.interval is None else None),
+        "value_lo": v.interval[0] if v.interval is not None else None,
+        "value_hi": v.interval[1] if v.interval is not None else None,
     }
     if edges is not None:
         d = M.decision_difficulty(pos, edges)
@@ -246,6 +249,7 @@ def _frame(rows: list[dict[str, Any]], names: list[str]) -> pl.DataFrame:
         "positions": pl.Int64, "cyclic": pl.Float64, "label": pl.Utf8, "table": pl.Utf8,
         "rules_version": pl.Utf8, "toolkit_version": pl.Utf8, "solve_seconds": pl.Float64,
         "method": pl.Utf8, "not_certified": pl.Utf8, "error_estimate": pl.Float64,
+        "value_lo": pl.Float64, "value_hi": pl.Float64,
         "first_player": pl.Int64, "value_counts": pl.Utf8, "digest": pl.Utf8, "warnings": pl.Utf8,
     })
     return pl.DataFrame(rows, schema=schema)
@@ -267,6 +271,13 @@ def _cell(name: str, x: Any) -> str:
     return str(x)
 
 
+def _row_cell(name: str, row: Mapping[str, Any]) -> str:
+    """A cell of a row: the advantage as its proven interval where that is wider than shown."""
+    if name == "advantage" and row.get("advantage") is not None:
+        return _expected(row, 3)
+    return _cell(name, row[name])
+
+
 def _table_columns(df: pl.DataFrame) -> list[str]:
     first = [c for c in df.columns if c not in _KNOWN]
     # the margin only for scored games (a column of nulls otherwise)
@@ -276,7 +287,7 @@ def _table_columns(df: pl.DataFrame) -> list[str]:
 _KNOWN = {"kind", "verdict", "value", "remoteness", "advantage", "margin", "p_first_wins", "p_first_loses", "only_move",
           "good_moves", "random_vs_perfect", "random_first_wins", "positions", "cyclic", "label",
           "table", "rules_version", "toolkit_version", "solve_seconds", "method", "not_certified", "error_estimate",
-          "first_player", "value_counts", "digest", "warnings"}
+          "value_lo", "value_hi", "first_player", "value_counts", "digest", "warnings"}
 
 
 def format_table(df: pl.DataFrame) -> str:
@@ -284,7 +295,7 @@ def format_table(df: pl.DataFrame) -> str:
     cols = _table_columns(df)
     head = [HEADERS.get(c, c) for c in cols]
     rows = list(df.iter_rows(named=True))
-    body = [[_cell(c, r[c]) + (" (not certified)" if c == "verdict" and r.get("not_certified") else "")
+    body = [[_row_cell(c, r) + (" (not certified)" if c == "verdict" and r.get("not_certified") else "")
              for c in cols] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
 
@@ -330,7 +341,19 @@ def _phrase(row: Mapping[str, Any], seats: M.Seats | None = None) -> str:
         return ((f"{a} winning {100 * row['p_first_wins']:.1f}% of setups" if named else
                  f"first-player wins in {100 * row['p_first_wins']:.1f}% of setups")
                 + (f" ({100 * lose:.1f}% losses)" if lose is not None else ""))
-    return f"an expected result of {row['advantage']:+.2f} for {a}"
+    return f"an expected result {_expected(row, 2, of=True)} for {a}"
+
+
+def _interval(row: Mapping[str, Any]) -> tuple[float, float] | None:
+    lo, hi = row.get("value_lo"), row.get("value_hi")
+    return None if lo is None or hi is None else (float(lo), float(hi))
+
+
+def _expected(row: Mapping[str, Any], digits: int, of: bool = False) -> str:
+    """The first player's expected result, or its proven interval where that is wider than the
+    printed precision (``of``: "of +0.33" / "in [-1.00, +0.00]")."""
+    text = M.expected_text(float(row["advantage"]), _interval(row), digits)
+    return ("of " + text) if of and not text.startswith("in ") else text
 
 
 def _verdict_cell(row: Mapping[str, Any], seats: M.Seats | None) -> str:
@@ -349,8 +372,8 @@ def _verdict_cell(row: Mapping[str, Any], seats: M.Seats | None) -> str:
     if adv is None:
         return str(row.get("verdict"))
     if pw is None or (isinstance(pw, float) and np.isnan(pw)):
-        return f"expected {adv:+.2f} for {a}"
-    return f"expected {adv:+.2f} ({a} wins {100 * pw:.1f}%)"
+        return f"expected {_expected(row, 2)} for {a}"
+    return f"expected {_expected(row, 2)} ({a} wins {100 * pw:.1f}%)"
 
 
 # --- differences from the baseline ----------------------------------------------------------
@@ -564,6 +587,14 @@ def _hidden_choice_sentences(names: Sequence[str], rows: list[dict[str, Any]]) -
         for mode, r in by.items():
             if mode == "secret" or r.get("advantage") is None:
                 continue
+            iv = _interval(secret)
+            if iv is not None and iv[1] - iv[0] > 5e-4:
+                worth = M.proven_interval(iv[0] - r["advantage"], iv[1] - r["advantage"])
+                out.append(f"Hidden bid{ctx}: the first player's expected result is proven to lie in "
+                           f"{M.proven_interval(*iv)} with secret orders and is {r['advantage']:+.3f} with "
+                           f"sequencing={mode}, so the secrecy is worth an amount in {worth} to the "
+                           "first player.")
+                continue
             diff = secret["advantage"] - r["advantage"]
             out.append(f"Hidden bid{ctx}: the first player's expected result is {secret['advantage']:+.3f} "
                        f"with secret orders and {r['advantage']:+.3f} with sequencing={mode}, so the "
@@ -616,7 +647,7 @@ def _document(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Seque
     sec = Section("Answer", answer(game_name, fixed, vary, df, seats=seats))
     cols = _table_columns(df)
     sec.table([HEADERS.get(c, c) for c in cols],
-              [[_verdict_cell(r, seats) if c == "verdict" else _cell(c, r[c]) for c in cols] for r in rows])
+              [[_verdict_cell(r, seats) if c == "verdict" else _row_cell(c, r) for c in cols] for r in rows])
     doc.sections.append(sec)
 
     # verdict and advantage

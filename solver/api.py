@@ -27,7 +27,7 @@ from solver.pipeline import whole as pipeline
 from solver.pipeline.measured import large_reason
 from solver.pipeline.route import Route, route
 from solver.pipeline.tasks import SweepResult, sweep_setups
-from solver.pipeline.whole import MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
+from solver.pipeline.whole import BOUND_ROUNDS, MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
 from solver.tables import (
@@ -62,6 +62,13 @@ class PositionValue:
     #: at simultaneous nodes: each player's optimal mixed strategy, ``{"1": {"SML": 0.25, ...},
     #: "2": {...}}`` (players numbered from 1, actions by name)
     strategies: dict[str, dict[str, float]] | None = None
+    #: secret-choice tables with proven bounds: ``(lo, hi)`` around the value, from the side to
+    #: move (the value of the game lies in it; :mod:`solver.engines.bounds`)
+    value_interval: tuple[float, float] | None = None
+    #: with bounds: the stationary strategies that prove them, at simultaneous nodes each
+    #: player's mix (``{"1": {...}, "2": {...}}``: player 1's proves the lower end in player 1's
+    #: view, player 2's the upper), at decision nodes ``{"<mover>": move name}``
+    proof: dict[str, Any] | None = None
 
     def describe(self, digits: int = 6) -> str:
         """One line, e.g. ``player 1 to move: win in 9, margin +6`` (expected results with
@@ -72,7 +79,9 @@ class PositionValue:
         if self.value is None:
             extra = (f"; wins {self.p_win:.{digits - 2}%}, loses {self.p_loss:.{digits - 2}%}"
                      if self.p_win is not None else "")
-            return f"{who} to move ({self.kind}): expected result {self.expected:+.{digits}f}{extra}"
+            proven = ("" if self.value_interval is None else
+                      f"; proven in [{self.value_interval[0]:+.{digits + 3}f}, {self.value_interval[1]:+.{digits + 3}f}]")
+            return f"{who} to move ({self.kind}): expected result {self.expected:+.{digits}f}{extra}{proven}"
         rem = "" if self.remoteness is None else f" in {self.remoteness}"
         margin = "" if self.margin is None else f", margin {self.margin:+d}"
         return f"{who} to move: {self.value}{rem}{margin}"
@@ -158,11 +167,15 @@ class Solution:
         margin = int(self.column("margin")[i]) if "margin" in self.positions.columns else None
         if self.stochastic:
             p_win, p_loss = self.positions["p_win"][i], self.positions["p_loss"][i]
+            bounded = "value_lo" in self.positions.columns
             return PositionValue(
                 value=None, remoteness=None, margin=margin, expected=float(self.column("value")[i]),
                 p_win=None if p_win is None else float(p_win), p_loss=None if p_loss is None else float(p_loss),
                 to_move=to_move, kind=kind,
                 strategies=self.strategies_at(i) if kind == "simultaneous" else None,
+                value_interval=(float(self.column("value_lo")[i]), float(self.column("value_hi")[i]))
+                if bounded else None,
+                proof=self.proof_at(i) if bounded else None,
             )
         if kind == "chance":
             p_win, p_loss = self._chance_probabilities(i, to_move)
@@ -192,6 +205,30 @@ class Solution:
             names = [g.action_name(state, a) for a in g.player_actions(state, p)]
             out[str(p + 1)] = {n: float(x) for n, x in zip(names, probs)}
         return out
+
+    def proof_at(self, i: int) -> dict[str, Any] | None:
+        """The proving strategies at row ``i`` (see :attr:`PositionValue.proof`): both mixes at a
+        simultaneous node (columns ``proof_mix_1``/``proof_mix_2``), the mover's move at a
+        decision node (column ``proof_move``); ``None`` elsewhere or without bounds."""
+        if "proof_mix_1" not in self.positions.columns:
+            return None
+        g = self.game
+        kind = int(self.column("kind")[i])
+        if kind == int(NodeKind.SIMULTANEOUS):
+            state = g.decode(int(self.column("key")[i]))
+            out: dict[str, Any] = {}
+            for p in range(g.num_players):
+                probs = self.positions[f"proof_mix_{p + 1}"][i]
+                if probs is None:
+                    return None
+                names = [g.action_name(state, a) for a in g.player_actions(state, p)]
+                out[str(p + 1)] = {n: float(x) for n, x in zip(names, probs)}
+            return out
+        k = int(self.column("proof_move")[i])
+        if kind != int(NodeKind.DECISION) or k < 0:
+            return None
+        state = g.decode(int(self.column("key")[i]))
+        return {str(int(self.column("player")[i]) + 1): g.action_name(state, g.legal_actions(state)[k])}
 
     def _chance_probabilities(self, i: int, to_move: int) -> tuple[float, float]:
         """Random setups: the probability that the side to move at chance row ``i`` wins / loses
@@ -554,12 +591,21 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
                           "--max-positions 0 tries it anyway")
 
 
-def _reusable(meta: dict[str, Any], tol: float) -> str | None:
-    """Why a valid table on disk does not answer what was asked (``None``: it does)."""
+def _reusable(meta: dict[str, Any], tol: float, bound_rounds: int | None = None) -> str | None:
+    """Why a valid table on disk does not answer what was asked (``None``: it does).
+    ``bound_rounds`` given: a secret-choice table must have proven bounds, tried with at least
+    that many rounds unless certified."""
     if meta.get("solution") == "stochastic":
         stored = meta.get("tolerance")
         if stored is None or float(stored) > tol:
             return (f"it was solved with tolerance {stored}, looser than the {tol:g} asked")
+        if bound_rounds is not None and meta.get("simultaneous_nodes"):
+            done = meta.get("bounds")
+            if done is None:
+                return "it has no proven bounds (solved with --no-bounds or by an older version)"
+            if (not meta.get("certified") and done["rounds"] >= done["max_rounds"]
+                    and bound_rounds > done["max_rounds"]):
+                return f"its bounds stopped at {done['max_rounds']} rounds, fewer than the {bound_rounds} asked"
     return None
 
 
@@ -585,6 +631,8 @@ def solve(
     setup_limit: int | None = None,
     batch: int | None = None,
     sweep: bool | None = None,
+    bounds: bool = True,
+    bound_rounds: int | None = None,
 ) -> Solution | SweepResult:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`; a random
     setup swept as tasks returns the sweep's :class:`~solver.pipeline.tasks.SweepResult`.
@@ -614,7 +662,18 @@ def solve(
         reused, or that its values are not certified); the CLI prints them.
     max_sweeps : int, optional
         Sweep limit of value iteration (default 100,000; 2,000 with simultaneous nodes). A
-        solve stopped by it is stored as not certified, with an error estimate.
+        solve stopped by it is stored as not certified.
+    bounds : bool
+        Secret simultaneous choices: after value iteration, prove bounds ``value_lo``/``value_hi``
+        on every value (each player's strategy evaluated against the other's exact best reply,
+        :mod:`solver.engines.bounds`). The table is ``certified`` when every interval is at most
+        ``max(tol, 1e-9)`` wide. ``False``: no bounds (faster; the table holds the iterate and an
+        error estimate, which proves nothing).
+    bound_rounds : int, optional
+        Rounds of better strategies tried to narrow the bounds (0: value iteration's strategies
+        only; default :data:`~solver.pipeline.whole.BOUND_ROUNDS`). Given, a table on disk
+        without bounds, or not certified after fewer rounds than asked, is solved again; not
+        given, any valid table is reused.
     tiered : bool, optional
         Solve tier by tier, out of core (:mod:`solver.pipeline.tiered`): ``True`` always, ``False``
         never, ``None`` (default) when the game names tiers and the variant is one of its
@@ -655,6 +714,8 @@ def solve(
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
                             announce=announce, max_positions=max_positions)
     tol = check_tol(tol)
+    if bound_rounds is not None and bound_rounds < 0:
+        raise VariantError(f"--bound-rounds {bound_rounds} must be at least 0 (0: value iteration's strategies only)")
     use_tiers = how.kind == "tiers"
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
     from solver.pipeline import tiered as _tiered
@@ -675,7 +736,7 @@ def solve(
                 raise
             notes.append(f"the table on disk was not used ({exc.problem}); solving again")
         else:
-            why = _reusable(sol.meta, tol)
+            why = _reusable(sol.meta, tol, bound_rounds if bounds else None)
             if why is None:
                 if sol.stochastic and not sol.meta.get("certified", True):
                     notes.append("the table on disk is not certified: "
@@ -694,7 +755,8 @@ def solve(
         return sol
     positions, meta, edges, setups = pipeline.solve_variant(
         game, folder, symmetry=symmetry, max_positions=max_positions, progress=progress,
-        write_edges=write_edges, tol=tol, max_sweeps=max_sweeps, engine=how.engine)
+        write_edges=write_edges, tol=tol, max_sweeps=max_sweeps, engine=how.engine,
+        bound_rounds=(BOUND_ROUNDS if bound_rounds is None else bound_rounds) if bounds else None)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
 
 

@@ -118,7 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-sweeps", type=int, default=None, metavar="N",
                    help="sweep limit of value iteration (default 100,000; 2,000 for games with secret "
                         "simultaneous choices, whose values can converge slowly); a solve stopped by it "
-                        "is stored as not certified, with an error estimate")
+                        "is stored as not certified")
+    p.add_argument("--bound-rounds", type=int, default=None, metavar="N",
+                   help="secret simultaneous choices: rounds of better strategies tried to narrow the "
+                        "proven interval [value_lo, value_hi] of every position (each player's strategy "
+                        "against the other's exact best reply; certified when every interval is at "
+                        "most 1e-9 wide). Default 4; 0 proves with value iteration's strategies only; "
+                        "a table that stopped at fewer rounds is solved again")
+    p.add_argument("--no-bounds", action="store_true",
+                   help="secret simultaneous choices: skip the proven bounds (faster; the table then "
+                        "holds value iteration's iterate, which proves nothing)")
     tier = p.add_mutually_exclusive_group()
     tier.add_argument("--tiered", dest="tiered", action="store_true", default=None,
                       help="solve tier by tier, out of core (games that name tiers); resumes an "
@@ -766,6 +775,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     with session(_progress(not args.quiet)):
         sol = _solution(args, game, progress=not args.quiet, force=args.force, tol=args.tol,
                         max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
+                        bounds=not args.no_bounds, bound_rounds=args.bound_rounds,
                         low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
                         check_estimate=not args.ignore_estimate,
                         announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
@@ -814,9 +824,11 @@ def summarize(sol, wall: float) -> dict[str, Any]:
         out["question"] = meta["question"]
         out["seats"] = meta["seats"]
     for k in ("sweeps", "residual", "expected_result", "expected_margin", "certified",
-              "not_certified_because", "error_estimate"):
+              "not_certified_because", "error_estimate", "value_interval", "bounds"):
         if k in meta:
             out[k] = meta[k]
+    if "value_interval" in meta:
+        out["start"]["value_interval"] = meta["value_interval"]
     if sol.setups is not None:
         s = sol.setups
         n = s.height
@@ -874,6 +886,12 @@ def format_summary(s: dict[str, Any]) -> str:
         odds = (f"; wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}" if st["p_win"] is not None
                 else "; win probability not defined (no stationary strategy earns the value)")
         lines.append(f"  start          expected result {st['expected']:+.6f} for {who}{odds}")
+        if "value_interval" in s:
+            lo, hi = s["value_interval"]
+            b = s["bounds"]
+            lines.append(f"  proven         the value lies in [{lo:+.9f}, {hi:+.9f}] for {who} (best replies "
+                         f"to both players' strategies; {b['rounds']} rounds of better strategies, "
+                         f"{b['seconds']:.1f} s)")
     if "arrangements" in s and len(s["arrangements"]) > 1:
         lines.append(f"  per arrangement (player {st['to_move']}'s view):")
         for a in s["arrangements"][:50]:
@@ -981,6 +999,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         alike = sol.symmetric_moves(state, moves)
         if alike:
             obj["symmetric_moves"] = alike
+        if pv.value_interval is not None:
+            obj["value_interval"] = list(pv.value_interval)
+            obj["certified"] = bool(sol.meta.get("certified"))
+            if pv.proof is not None:
+                obj["proving_strategies"] = pv.proof
         if pv.strategies is not None:
             obj["strategies"] = pv.strategies
             ranges = sol.strategy_ranges(state)

@@ -24,6 +24,12 @@ p_win, p_loss  float64    chance games: win / loss probability of the side to mo
 value_player1  float64    secret-choice games: the expected result from Player 1's view
 strategy_1/_2  list[f64]  secret-choice games, at simultaneous rows: each player's optimal
                           mixed strategy over its actions, in the game's order; null elsewhere
+value_lo/_hi   float64    secret-choice games with proven bounds: the value of the game lies
+                          in [value_lo, value_hi] (side to move; :mod:`solver.engines.bounds`)
+proof_mix_1/_2 list[f64]  with bounds, at simultaneous rows: Player 1's mix that proves the
+                          lower end (Player 1's view), Player 2's that proves the upper
+proof_move     int32      with bounds, at decision rows: the index (in the legal moves) of the
+                          move the mover's proving strategy plays; -1 elsewhere
 =============  =========  ==============================================================
 
 ``edges.parquet``: ``src`` uint32, ``dst`` uint32 (rows of positions, in the order of the legal
@@ -427,8 +433,11 @@ def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply:
         "num_moves": pl.Series(np.minimum(np.asarray(num_moves), 65535).astype(np.uint16), dtype=pl.UInt16),
     }
     for name, arr in cols.items():
-        if name.startswith("strategy_"):  # mixed strategies at simultaneous rows, null elsewhere
+        if name.startswith(("strategy_", "proof_mix_")):  # mixes at simultaneous rows, null elsewhere
             data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
+            continue
+        if name == "proof_move":
+            data[name] = pl.Series(name, np.asarray(arr, dtype=np.int32), dtype=pl.Int32)
             continue
         if name in ("p_win", "p_loss") and np.isnan(arr).any():  # undefined: null
             data[name] = pl.Series(name, arr.astype(np.float64), dtype=pl.Float64).fill_nan(None)

@@ -28,14 +28,14 @@ def sets(params: dict[str, str]) -> list[str]:
 def small(tmp_path_factory):
     root = tmp_path_factory.mktemp("petal")
     game = make_game("petal", SMALL)
-    return game, solve(game, out=root), root
+    return game, solve(game, out=root, bound_rounds=1), root
 
 
 def test_round_starts_are_matrix_games_with_optimal_mixes(small):
     """At every round start, the stored strategies are optimal in the matrix game built from the
     stored values of the children (an independent LP per node), and give the stored value."""
     game, sol, _ = small
-    assert sol.meta["certified"] is True and sol.meta["simultaneous_nodes"] > 0
+    assert sol.meta["fixed_point_certified"] is True and sol.meta["simultaneous_nodes"] > 0
     kinds = sol.column("kind")
     rows = np.flatnonzero(kinds == int(NodeKind.SIMULTANEOUS))
     rng = np.random.default_rng(0)
@@ -94,6 +94,37 @@ def test_show_json_strategies_and_moves_inside_a_round(capsys, small):
     assert inside["expected"] == pytest.approx(best, abs=1e-9)
 
 
+def test_proven_bounds_in_the_table_and_in_show(capsys, small):
+    """The secret-choice solve stores a proven interval around every value, with the strategies
+    that prove it; `show --json` gives it as "value_interval" with "certified" and the proving
+    strategies (a mix per player at a round start, the mover's move inside a round)."""
+    game, sol, root = small
+    lo, hi, v = sol.column("value_lo"), sol.column("value_hi"), sol.column("value")
+    assert np.all(lo <= v) and np.all(v <= hi) and np.all(lo >= -1 - 1e-6) and np.all(hi <= 1 + 1e-6)
+    kinds = sol.column("kind")
+    term = kinds == int(NodeKind.TERMINAL)
+    assert np.all(hi[term] - lo[term] <= 1e-6)  # finished games are known exactly
+    b = sol.meta["bounds"]
+    assert b["max_rounds"] == 1 and b["proven"] and sol.meta["certified"] == (b["width"] <= b["tolerance"])
+    assert list(sol.root.value_interval) == sol.meta["value_interval"]
+    code, out, err = run(capsys, "show", "petal", *sets(SMALL), "--out", str(root), "--json")
+    assert code == 0, err
+    obj = json.loads(out)
+    a, z = obj["value_interval"]
+    assert a <= obj["expected"] <= z and [a, z] == sol.meta["value_interval"]
+    assert obj["certified"] is sol.meta["certified"]
+    for p in ("1", "2"):
+        mix = obj["proving_strategies"][p]
+        assert set(mix) == {"SML", "SLM", "MSL", "MLS", "LSM", "LMS"} and sum(mix.values()) == pytest.approx(1.0)
+    code, out, err = run(capsys, "show", "petal", *sets(SMALL), "--out", str(root), "--json", "--moves", "SML/LMS")
+    inside = json.loads(out)
+    assert code == 0 and inside["kind"] == "decision"
+    (mover, move), = inside["proving_strategies"].items()
+    assert mover == str(inside["to_move"]) and move in {m["move"] for m in inside["moves"]}
+    code, out, err = run(capsys, "show", "petal", *sets(SMALL), "--out", str(root))
+    assert code == 0 and "proven in [" in out
+
+
 def test_bad_order_is_one_line(capsys, small):
     _, _, root = small
     code, _, err = run(capsys, "show", "petal", *sets(SMALL), "--out", str(root), "--moves", "SSM/LMS")
@@ -145,9 +176,12 @@ def test_petal_6_first_round_start_every_optimal_strategy(capsys, tmp_path):
     start every optimal strategy of either player plays SLM and MLS with probability 1/3 each, never
     SML or MSL, and splits the last 1/3 freely between LSM and LMS. show --json gives the ranges
     (the stored mix is one point of them), the text output says the mix is one of many."""
+    code, out, err = run(capsys, "solve", "petal", "--preset", "6", "--out", str(tmp_path), "--no-bounds")
+    assert code == 0, err
     code, out, err = run(capsys, "show", "petal", "--preset", "6", "--out", str(tmp_path), "--json")
     assert code == 0, err
     obj = json.loads(out)
+    assert "value_interval" not in obj  # --no-bounds: nothing proven, nothing claimed
     third = pytest.approx(1 / 3, abs=1e-7)
     for p in ("1", "2"):
         r = obj["strategy_ranges"][p]

@@ -36,20 +36,24 @@ P_WIN_GAP = 1e-6
 
 #: default sweep limit of value iteration with secret simultaneous choices: their values can
 #: converge like 1/n (Everett's recursive games), so an unbounded run could take hours; a run
-#: stopped here is stored as not certified, with an error estimate
+#: stopped here is stored as not certified (the proven bounds say what is known)
 MAX_SWEEPS_SIMULTANEOUS = 2_000
+
+#: rounds of better strategies the secret-choice engine tries, after evaluating value
+#: iteration's, to narrow the proven intervals (``None``: no bounds, the iterate only)
+BOUND_ROUNDS = 4
 
 
 def solve_variant(
     game: Game, folder: Path, *, symmetry: bool = True, max_positions: int | None = None,
     progress: bool | str = False, write_edges: bool = True, tol: float = 1e-12, max_sweeps: int | None = None,
-    engine: str | None = None,
+    engine: str | None = None, bound_rounds: int | None = BOUND_ROUNDS,
 ) -> tuple[pl.DataFrame, dict[str, Any], pl.DataFrame | None, pl.DataFrame | None]:
     """Enumerate, solve and write ``game``'s tables into ``folder`` (atomically); returns
     ``(positions, meta, edges or None, setups or None)``. ``progress``: ``True`` tqdm bars,
     ``"lines"`` a line every 10 s on standard error (:mod:`solver.core.progress`), ``False``
     nothing. ``engine``: the route's (:func:`solver.pipeline.route.route`), see
-    :func:`solve_graph`."""
+    :func:`solve_graph`; ``bound_rounds`` as there."""
     with session(progress):
         t0 = time.perf_counter()
         with Task("enumerate", progress, done=0, unit="positions", unit_scale=True) as found:
@@ -61,7 +65,8 @@ def solve_variant(
         t_enum = time.perf_counter() - t0
         fault_point("solve")
         columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
-                                                  max_sweeps=max_sweeps, engine=engine)
+                                                  max_sweeps=max_sweeps, engine=engine,
+                                                  bound_rounds=bound_rounds)
         t_solve = time.perf_counter() - t0 - t_enum
         fault_point("solved")
         elapsed = time.perf_counter() - t0
@@ -109,7 +114,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 
 def solve_graph(
     game: Game, graph: Graph, *, progress: bool | str = False, tol: float = 1e-12,
-    max_sweeps: int | None = None, engine: str | None = None,
+    max_sweeps: int | None = None, engine: str | None = None, bound_rounds: int | None = BOUND_ROUNDS,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     """Solve ``graph`` with ``engine`` and return the table columns, extra metadata, setups table.
 
@@ -120,7 +125,10 @@ def solve_graph(
       retrograde below them, the expected result at each chance node (column ``expected``) and a
       table of the setups;
     * ``"value-iteration"``: dice during play (expected result and win probabilities);
-    * ``"secret-choice"``: value iteration with a matrix game at each simultaneous node.
+    * ``"secret-choice"``: value iteration with a matrix game at each simultaneous node, then
+      proven bounds on every value (:mod:`solver.engines.bounds`: each player's strategy against
+      the other's exact best reply) with up to ``bound_rounds`` rounds of better strategies
+      (``None``: no bounds; the table then holds the iterate and its error estimate only).
 
     The engines are ordered, each the special case of the next: a variant whose graph has none of
     the nodes its engine is for (a game with secret choices in some variants, not this one) is
@@ -138,7 +146,7 @@ def solve_graph(
     needed = graph_engine(graph)
     check_engine(game, engine, needed)
     with session(progress), Task("solve", progress, note=f"{graph.n:,} positions", bar=False) as step:
-        return _solve_graph(game, graph, step, progress, tol, max_sweeps, needed)
+        return _solve_graph(game, graph, step, progress, tol, max_sweeps, needed, bound_rounds)
 
 
 #: engines in order of generality: each solves what the ones before it solve
@@ -204,7 +212,7 @@ def _solve_chance(graph: Graph, step: Task, progress: bool | str, tol: float, ma
 
 
 def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol: float,
-                 max_sweeps: int | None, engine: str) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
+                 max_sweeps: int | None, engine: str, bound_rounds: int | None = BOUND_ROUNDS) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     from solver.engines.retrograde import retrograde
 
     chance = graph.kind == NodeKind.CHANCE
@@ -242,6 +250,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
     cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
+    fixed_point = bool(sol.stats.get("certified", False)) and bool(sol.converged)
     # Win probabilities are those the stored (stationary) strategies earn. In recursive games
     # optimal stationary strategies need not exist: only play that changes over time gets
     # within any margin of the value. Where the strategies found do not earn the value, the
@@ -262,17 +271,79 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
             extra[f"simultaneous_{k}"] = sol.stats[k]
     extra["simultaneous_nodes"] = int(simultaneous.sum())
     extra["max_sweeps"] = int(max_sweeps)
-    extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
-    if not (sol.stats.get("certified", False) and sol.converged):
-        extra["not_certified_because"] = (
-            "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
-            else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
-                 f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
-                 f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
+    extra["fixed_point_certified"] = fixed_point
+    if bound_rounds is None:
+        # no proof asked: the iterate and its fixed-point certificate are all there is
+        extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
+        certified = fixed_point
+        if not certified:
+            extra["not_certified_because"] = (
+                "decision cycles beside simultaneous nodes" if sol.stats.get("plain_cycles")
+                else f"value iteration stopped after {sol.sweeps:,} sweeps with a last change of "
+                     f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
+                     f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
+    else:
+        certified = _prove(game, graph, sol, strategies, cols, extra, step, progress, tol, bound_rounds)
     return cols, {**extra, "solver": "value_iteration+matrix games (LP)", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
-                  "converged": bool(sol.converged),
-                  "certified": bool(sol.stats.get("certified", False)) and bool(sol.converged)}, None
+                  "converged": bool(sol.converged), "certified": certified}, None
+
+
+def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extra: dict[str, Any],
+           step: Task, progress: bool | str, tol: float, rounds: int) -> bool:
+    """Proven bounds (:func:`solver.engines.bounds.prove_bounds`) from value iteration's
+    strategies: columns ``value_lo``/``value_hi`` (side to move), the proving strategies
+    (``proof_mix_1``/``proof_mix_2`` at simultaneous nodes, ``proof_move`` at decision nodes:
+    the index of the move the mover's proving strategy plays), metadata ``value_interval`` (the
+    start's) and ``bounds``. Returns whether every interval is at most the bound tolerance wide."""
+    from solver.engines.bounds import BOUND_TOL, prove_bounds
+
+    bound_tol = max(tol, BOUND_TOL)
+    t0 = time.perf_counter()
+    step.update(note=f"proven bounds: best replies to both players' strategies ({graph.n:,} positions)")
+    with Task("proven bounds", progress, done=0, total=rounds, unit="rounds") as done:
+        def on_round(r: int, width: float) -> None:
+            done.update(r, note=f"widest interval {width:.1e}")
+
+        b = prove_bounds(graph, strategies, sol.best, tol=bound_tol, max_rounds=rounds,
+                         progress=on_round if progress else None)
+    cols["value_lo"], cols["value_hi"] = b.lo, b.hi
+    # the iterate's limit can be a fixed point that is not the value (a side that can stay in a
+    # loop keeps an early over-estimate; tests/test_bounds.py): the stored value is the iterate
+    # moved into what is proven, and the win probabilities of the iterate's strategies are
+    # kept only where they still earn it
+    value = np.clip(sol.value, b.lo, b.hi)
+    extra["iterate_outside_bounds"] = int(np.count_nonzero(np.abs(value - sol.value) > 1e-9))
+    cols["value"] = value
+    cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, value, -value)
+    undefined = np.abs(sol.p_win - sol.p_loss - value) > P_WIN_GAP
+    cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
+    cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
+    extra["p_win_undefined"] = int(undefined.sum())
+    n = graph.n
+    for p, mixes in ((1, b.lower), (2, b.upper)):
+        column: list[list[float] | None] = [None] * n
+        for row, mix in mixes.items():
+            column[int(row)] = [float(x) for x in mix]
+        cols[f"proof_mix_{p}"] = column
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    to_move = np.asarray(graph.to_move)
+    moves = np.where(to_move == 0, b.lower_moves, b.upper_moves)
+    decision = (np.asarray(graph.kind) == NodeKind.DECISION) & (moves >= 0)
+    cols["proof_move"] = np.where(decision, moves - offsets[:-1], -1).astype(np.int32)
+    r = graph.root
+    width = float(np.max(b.hi - b.lo)) if n else 0.0
+    extra["value_interval"] = [float(b.lo[r]), float(b.hi[r])]
+    extra["bounds"] = {"tolerance": bound_tol, "width": width, "rounds": int(b.stats["rounds"]),
+                       "max_rounds": int(rounds), "evaluations": int(b.stats["evaluations"]),
+                       "proven": bool(b.stats["proven"]), "seconds": round(time.perf_counter() - t0, 3)}
+    if not b.certified:
+        extra["not_certified_because"] = (
+            "the two bounds crossed beyond rounding, so nothing is proven" if not b.stats["proven"]
+            else f"the proven intervals are up to {width:.1e} wide (the start's [{b.lo[r]:+.6f}, "
+                 f"{b.hi[r]:+.6f}]), more than {bound_tol:.0e}, after {b.stats['rounds']} rounds of better "
+                 "strategies; raise --bound-rounds")
+    return bool(b.certified)
 
 
 def _solve_paranoid(game: Game, graph: Graph, step: Task | None = None):
