@@ -161,12 +161,17 @@ class DiceRace(Game):
         return f"racers at {s[0]} and {s[1]}, player {s[2] + 1} " + ("to roll" if s[3] == 0 else f"rolled {s[3]}")
 
 
+def _signs(u: float) -> tuple[Result, Result]:
+    return W0 if u > 0 else W1 if u < 0 else TIE
+
+
 class Stochastic(Game):
     """A game given as an explicit graph with every node kind, for the simultaneous engine.
 
     ``spec`` maps node -> ``(kind, player, data)``:
 
-    * ``"T"``: ``data`` = the per-player tuple of Results;
+    * ``"T"``: ``data`` = the per-player tuple of Results; or a number, player 0's real payoff
+      (player 1 gets its negative); or a tuple of numbers, the payoffs as given (for checks);
     * ``"D"``: ``data`` = list of children;
     * ``"C"``: ``data`` = list of ``(child, Fraction)``;
     * ``"S"``: ``data`` = matrix (list of rows) of children: player 0 picks the row, player 1
@@ -214,7 +219,12 @@ class Stochastic(Game):
         return self.spec[state][2][i][j]
 
     def outcome(self, state: int) -> Outcome:
-        return Outcome(tuple(self.spec[state][2]))
+        data = self.spec[state][2]
+        if isinstance(data, (int, float)) and not isinstance(data, Result):  # a real payoff for player 0
+            return Outcome(_signs(float(data)), payoffs=(float(data), -float(data)))
+        if data and not isinstance(data[0], Result):  # payoffs per player, as given
+            return Outcome(_signs(float(data[0])), payoffs=tuple(float(x) for x in data))
+        return Outcome(tuple(data))
 
     def encode(self, state: int) -> int:
         return state

@@ -25,6 +25,8 @@ whose perspective the stored value takes), so that every row of a table has a ``
 
 from __future__ import annotations
 
+import math
+
 import inspect
 import warnings
 from abc import ABC, abstractmethod
@@ -76,6 +78,11 @@ class Outcome:
 
     results: tuple[Result, ...]
     scores: tuple[int, ...] | None = None
+    #: two players, games with dice or secret choices: a real payoff per player at this end, in
+    #: place of +1 / -1 / 0 from ``results`` (zero-sum: the two must add up to 0; finite). The
+    #: chance and secret-choice engines then maximise its expectation, and the table's value is
+    #: the expected payoff (``pyramids check`` refuses NaN, infinite or non-zero-sum payoffs)
+    payoffs: tuple[float, ...] | None = None
 
     def margin(self, player: int) -> int | None:
         if self.scores is None:
@@ -90,6 +97,23 @@ class Outcome:
     @classmethod
     def tie(cls, players: int = 2, scores: tuple[int, ...] | None = None) -> "Outcome":
         return cls(tuple(Result.TIE for _ in range(players)), scores)
+
+
+def terminal_payoff(out: Outcome, player: int, key: int) -> float:
+    """``player``'s real payoff at an end (:attr:`Outcome.payoffs`), checked: two players,
+    finite, zero-sum; else :class:`~solver.errors.ProtocolError` naming the position's key."""
+    from solver.errors import ProtocolError
+
+    pay = tuple(float(x) for x in out.payoffs)
+    if len(pay) != 2:
+        raise ProtocolError(f"position {key}: payoffs are for two-player zero-sum games, got {len(pay)} "
+                            "(give one per player)")
+    if not all(math.isfinite(x) for x in pay):
+        raise ProtocolError(f"position {key}: payoff {pay} is not finite; give real numbers")
+    if abs(pay[0] + pay[1]) > 1e-9 * max(1.0, abs(pay[0])):
+        raise ProtocolError(f"position {key}: payoffs {pay} do not add up to 0; the engines solve "
+                            "zero-sum games (give Player 2 the negative of Player 1's payoff)")
+    return pay[player]
 
 
 @dataclass
@@ -107,6 +131,8 @@ class Expansion:
       when no parent is a chance node.
     * ``result``: ``int8[n]`` at terminals the :class:`Result` of the player ``to_move`` (0 else).
     * ``margin``: ``int32[n]`` at terminals the score margin of ``to_move`` (0 in unscored games).
+    * ``payoff``: ``float64[n]`` at terminals the real payoff of ``to_move``
+      (:attr:`Outcome.payoffs`), or ``None`` when no end of these positions carries one.
     * ``sim_rows``: ``int32[n]`` at simultaneous nodes the number of actions of player 0 (the
       rows of the node's matrix game; its columns are the degree divided by it), 0 elsewhere;
       or ``None`` when no parent is a simultaneous node.
@@ -120,6 +146,7 @@ class Expansion:
     result: np.ndarray
     margin: np.ndarray
     sim_rows: np.ndarray | None = None
+    payoff: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -461,6 +488,8 @@ class Game(ABC, Generic[State]):
         to_move = np.empty(n, dtype=np.int8)
         result = np.zeros(n, dtype=np.int8)
         margin = np.zeros(n, dtype=np.int32)
+        payoff = np.zeros(n, dtype=np.float64)
+        any_payoff = False
         offsets = np.zeros(n + 1, dtype=np.int64)
         children: list[int] = []
         probs: list[float] = []
@@ -498,6 +527,11 @@ class Game(ABC, Generic[State]):
                 result[i] = int(out.results[player])
                 m = out.margin(player)
                 margin[i] = 0 if m is None else m
+                if out.payoffs is not None:
+                    any_payoff = True
+                    payoff[i] = terminal_payoff(out, player, key)
+                else:
+                    payoff[i] = float(result[i])
             offsets[i + 1] = len(children)
         return Expansion(
             kind=kind,
@@ -508,6 +542,7 @@ class Game(ABC, Generic[State]):
             result=result,
             margin=margin,
             sim_rows=sim_rows if any_simultaneous else None,
+            payoff=payoff if any_payoff else None,
         )
 
     def joint_actions(self, state: State) -> list[tuple[Action, ...]]:

@@ -349,6 +349,14 @@ def _check_state(game: Game, state: Any, key: int, bad) -> list[tuple[Any, int]]
             if (out.scores is None) == bool(game.scored):
                 bad("outcome", "scored games must give scores at every end, unscored games none "
                                f"(the class says scored={bool(game.scored)})")
+            if out.payoffs is not None:
+                from solver.core.game import terminal_payoff
+                from solver.errors import ProtocolError
+
+                try:
+                    terminal_payoff(out, 0, key)
+                except ProtocolError as exc:
+                    bad("payoff", str(exc))
     keyed = []
     for child in children:
         ckey = game.encode(child)

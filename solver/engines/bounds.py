@@ -375,12 +375,12 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
         return np.zeros(size), pick, False, 1
     for it in range(2, max_iterations + 1):
         gain, mag = _gains(reply, v, parent)
-        best = np.where(reply.free, edge_max(gain, offsets, deg), -np.inf)
         better = (gain > eps * mag) & reply.free[parent]
         if better.any():
-            switch = np.zeros(size, dtype=bool)
-            switch[parent[better]] = True
-            e = np.flatnonzero(switch[parent] & better & (gain >= best[parent]))
+            # per row, the edge that gains most among those that gain more than rounding (the
+            # largest gain overall may be one whose terms are too large to trust it)
+            best = edge_max(np.where(better, gain, -np.inf), offsets, deg)
+            e = np.flatnonzero(better & (gain >= best[parent]))
             first = e[np.r_[True, parent[e][1:] != parent[e][:-1]]]
             trial = pick.copy()
             trial[parent[first]] = first

@@ -194,6 +194,11 @@ def enumerate_positions(
             for p in flat
         ]).astype(np.int32)
 
+    payoff = None
+    if any(getattr(p, "payoff", None) is not None for p in flat):
+        payoff = np.concatenate([
+            p.payoff if p.payoff is not None else p.result.astype(np.float64) for p in flat])
+
     dead = (counts == 0) & (kind != NodeKind.TERMINAL)
     if dead.any():  # a non-terminal position without moves would silently be a draw
         from solver.errors import ProtocolError
@@ -235,6 +240,7 @@ def enumerate_positions(
         symmetry=symmetry,
         stats={"plies": len(level_keys)},
         sim_rows=None if sim_rows is None else sim_rows[order],
+        payoff=None if payoff is None else payoff[order],
     )
 
 

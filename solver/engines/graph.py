@@ -47,6 +47,9 @@ class Graph:
     symmetry: bool
     stats: dict = field(default_factory=dict)
     sim_rows: np.ndarray | None = None
+    #: ``float64[n]``: at terminals the real payoff of ``to_move`` (:attr:`Outcome.payoffs`), or
+    #: ``None`` when every end pays +1 / -1 / 0 by ``result``
+    payoff: np.ndarray | None = None
 
     @property
     def n(self) -> int:

@@ -150,7 +150,8 @@ def value_iteration(
         Called as ``progress(stage, tier, sweeps, residual)`` after each tier of each stage.
     terminal_probs : (numpy.ndarray, numpy.ndarray), optional
         ``float64[n]`` win and loss probabilities of the side to move at terminal rows, in place
-        of ``graph.result`` (whose sign they then replace). The tiered solver passes the
+        of ``graph.result`` (whose sign they then replace). Real payoffs at the ends
+        (``graph.payoff``) are solved as :func:`_real_payoffs` says. The tiered solver passes the
         finished values of other tiers this way: each position of another tier that a move
         reaches is a terminal row of the tier's graph (:mod:`solver.pipeline.tiered_chance`).
 
@@ -165,6 +166,9 @@ def value_iteration(
     (``max_rounds`` does not apply there).
     """
     validate_tol(tol)
+    if graph.payoff is not None and terminal_probs is None:
+        return _real_payoffs(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps, discount_gap=discount_gap,
+                             warmup_sweeps=warmup_sweeps, max_rounds=max_rounds, progress=progress)
     if np.any(np.asarray(graph.kind) == _SIMULTANEOUS):
         return solve_simultaneous(
             graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps, discount_gap=discount_gap,
@@ -417,3 +421,30 @@ def _solve(
     if current_tier is not None and progress is not None:
         progress(stage, current_tier, sweeps_total, residual_max)
     return sweeps_total, residual_max, converged, per_tier
+
+
+def _real_payoffs(graph: Graph, **options: Any) -> StochasticSolution:
+    """Real payoffs at the ends (``graph.payoff``, :attr:`~solver.core.game.Outcome.payoffs`):
+    the expected payoff, maximised by each side.
+
+    Every end's payoff ``u`` is written as a lottery between a win and a loss, won with
+    probability ``(1 + u / M) / 2`` (``M`` the largest ``|u|``): its expected result is ``u / M``
+    exactly, and expectations, maxima and matrix-game values all commute with the positive
+    scale ``M``, so the engine's expected results times ``M`` are the expected payoffs, the
+    strategies and best moves are the same, and the certificate's absolute thresholds become
+    relative to ``M``. Win and loss probabilities mean nothing here: they are NaN.
+    """
+    terminal = np.asarray(graph.kind) == _TERMINAL
+    u = np.where(terminal, np.asarray(graph.payoff, dtype=np.float64), 0.0)
+    if not np.all(np.isfinite(u)):
+        raise ValueError("a terminal payoff is not finite")
+    scale = float(np.abs(u).max()) or 1.0
+    w = np.where(terminal, (1.0 + u / scale) / 2.0, 0.0)
+    probs = (w, np.where(terminal, 1.0 - w, 0.0))
+    sol = value_iteration(graph, terminal_probs=probs, **options)
+    nan = np.full(graph.n, np.nan)
+    sol.value = sol.value * scale
+    sol.p_win, sol.p_loss = nan, nan.copy()
+    sol.residual = sol.residual * scale
+    sol.stats["payoff_scale"] = scale
+    return sol

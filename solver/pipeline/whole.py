@@ -211,6 +211,25 @@ def _solve_chance(graph: Graph, step: Task, progress: bool | str, tol: float, ma
     return cols, extra, None
 
 
+def _solve_payoffs(graph: Graph, step: Task, progress: bool | str, tol: float, max_sweeps: int | None
+                   ) -> tuple[dict[str, Any], dict[str, Any], None]:
+    """Ends with real payoffs (:attr:`~solver.core.game.Outcome.payoffs`), no secret choices:
+    value iteration on the whole graph for the expected payoff of the side to move (column
+    ``value``; ``p_win``/``p_loss`` null: they mean nothing here)."""
+    from solver.engines.value_iteration import value_iteration
+
+    step.update(note=f"value iteration of {graph.n:,} positions (real payoffs)")
+    sol = value_iteration(graph, tol=tol, max_sweeps=100_000 if max_sweeps is None else max_sweeps)
+    certified = bool(sol.stats.get("certified")) and bool(sol.converged)
+    extra: dict[str, Any] = {"solver": "value_iteration", "solution": "stochastic", "payoffs": "real",
+                             "payoff_scale": float(sol.stats["payoff_scale"]), "sweeps": int(sol.sweeps),
+                             "residual": float(sol.residual), "tolerance": tol,
+                             "converged": bool(sol.converged), "certified": certified}
+    if not certified:
+        extra["not_certified_because"] = f"value iteration did not certify its values ({sol.sweeps:,} sweeps)"
+    return {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}, extra, None
+
+
 def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol: float,
                  max_sweeps: int | None, engine: str, bound_rounds: int | None = BOUND_ROUNDS) -> tuple[dict[str, np.ndarray], dict[str, Any], pl.DataFrame | None]:
     from solver.engines.retrograde import retrograde
@@ -221,6 +240,9 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         if chance.any() or simultaneous.any():
             raise TooBigError("3-4 player games with chance or hidden choices are not supported yet")
         return _solve_paranoid(game, graph, step)
+    if graph.payoff is not None and not simultaneous.any():
+        # real payoffs at the ends (Outcome.payoffs): the expected payoff, even without dice
+        return _solve_payoffs(graph, step, progress, tol, max_sweeps)
     if engine == "retrograde" and not chance.any():
         step.update(note=f"retrograde: values, remoteness{', margins' if game.scored else ''} of "
                          f"{graph.n:,} positions")
@@ -271,6 +293,9 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
             extra[f"simultaneous_{k}"] = sol.stats[k]
     extra["simultaneous_nodes"] = int(simultaneous.sum())
     extra["max_sweeps"] = int(max_sweeps)
+    if graph.payoff is not None:
+        extra["payoffs"] = "real"
+        extra["payoff_scale"] = float(sol.stats["payoff_scale"])
     extra["fixed_point_certified"] = fixed_point
     if bound_rounds is None:
         # no proof asked: the iterate and its fixed-point certificate are all there is
@@ -298,7 +323,8 @@ def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extr
     start's) and ``bounds``. Returns whether every interval is at most the bound tolerance wide."""
     from solver.engines.bounds import BOUND_TOL, prove_bounds
 
-    bound_tol = max(tol, BOUND_TOL)
+    scale = float(extra.get("payoff_scale", 1.0))
+    bound_tol = max(tol, BOUND_TOL) * scale
     t0 = time.perf_counter()
     step.update(note=f"proven bounds: best replies to both players' strategies ({graph.n:,} positions)")
     with Task("proven bounds", progress, done=0, total=rounds, unit="rounds") as done:
@@ -306,7 +332,7 @@ def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extr
             done.update(r, note=f"widest interval {width:.1e}")
 
         b = prove_bounds(graph, strategies, sol.best, tol=bound_tol, max_rounds=rounds,
-                         progress=on_round if progress else None)
+                         terminal_value=graph.payoff, progress=on_round if progress else None)
     cols["value_lo"], cols["value_hi"] = b.lo, b.hi
     # the iterate's limit can be a fixed point that is not the value (a side that can stay in a
     # loop keeps an early over-estimate; tests/test_bounds.py): the stored value is the iterate
