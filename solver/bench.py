@@ -80,8 +80,10 @@ def warm_up(game) -> None:
                      np.array([1, 2, 0, 2], np.int32), np.array([0.5, 0.5, 1.0, 1.0]), chunk=1)
 
 
-def run_case(game_name: str, preset: str, out: str) -> dict:
-    """Enumerate, solve and write one preset in this process; timings and memory as a dict."""
+def run_case(game_name: str, preset: str, out: str, bound_rounds: int | None = 0) -> dict:
+    """Enumerate, solve and write one preset in this process; timings and memory as a dict.
+    Secret choices: the proven bounds with ``bound_rounds`` rounds (``None``: none) are part of
+    the solve; their seconds, rounds and widest interval are reported apart."""
     from solver.pipeline.whole import edges_frame as _edges_frame, positions_frame_of as _positions_frame, solve_graph, table_meta as _meta
     from solver.engines.enumerate import enumerate_positions
     from solver.games import game_class
@@ -93,7 +95,7 @@ def run_case(game_name: str, preset: str, out: str) -> dict:
     t0 = time.perf_counter()
     graph = enumerate_positions(game)
     t1 = time.perf_counter()
-    columns, extra, setups = solve_graph(game, graph)
+    columns, extra, setups = solve_graph(game, graph, bound_rounds=bound_rounds)
     t2 = time.perf_counter()
     positions = _positions_frame(graph, columns)
     meta = _meta(game, graph, positions, symmetry=True, elapsed=t2 - t0,
@@ -118,6 +120,9 @@ def run_case(game_name: str, preset: str, out: str) -> dict:
         "lp_solves": int(extra.get("simultaneous_lp_solves", 0)),
         "sweeps": int(extra.get("sweeps", 0) or 0),
         "lp_s": float(extra.get("simultaneous_lp_seconds", 0.0)),
+        "bounds_s": float(extra.get("bounds", {}).get("seconds", 0.0)),
+        "bound_rounds": int(extra.get("bounds", {}).get("rounds", 0)),
+        "bound_width": float(extra.get("bounds", {}).get("width", float("nan"))),
     }
 
 
@@ -188,6 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-keep-children", action="store_true",
                         help="tiered --low-memory: keep no children between the passes (every level "
                              "expands the undecided positions again: the least memory, the most time)")
+    parser.add_argument("--bound-rounds", type=int, default=0, metavar="N",
+                        help="secret choices: rounds of better strategies in the proven bounds (default 0: "
+                             "value iteration's strategies evaluated against exact best replies; -1: no "
+                             "bounds, value iteration alone); their cost is the 'bounds s' column")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -199,13 +208,15 @@ def main(argv: list[str] | None = None) -> int:
                                                  True if args.low_memory else None,
                                                  keep_children=not args.no_keep_children)))
             else:
-                print(json.dumps(run_case(game_name, preset, tmp)))
+                print(json.dumps(run_case(game_name, preset, tmp,
+                                          None if args.bound_rounds < 0 else args.bound_rounds)))
         return 0
 
     from solver.games import game_class
 
     cases = [tuple(c.split(":", 1)) for c in args.case] or (DEFAULT_TIERED_CASES if args.tiered else DEFAULT_CASES)
-    child_flags = ["--tiered", "--workers", str(args.workers)] if args.tiered else []
+    child_flags = (["--tiered", "--workers", str(args.workers)] if args.tiered
+                   else ["--bound-rounds", str(args.bound_rounds)])
     if args.tiered and args.low_memory:
         child_flags.append("--low-memory")
         if args.no_keep_children:
@@ -240,13 +251,14 @@ def _print_row(r: dict, header: bool) -> None:
     if header:
         print(f"{'case':<18}{'positions':>12}{'moves':>12}{'enum s':>9}{'solve s':>9}{'write s':>9}"
               f"{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}{'file B/pos':>11}"
-              f"{'sim nodes':>10}{'LP solves':>10}{'sweeps':>7}{'LP s':>7}")
+              f"{'sim nodes':>10}{'LP solves':>10}{'sweeps':>7}{'LP s':>7}{'bounds s':>9}{'width':>9}")
     n = max(r["positions"], 1)
     print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>12,}{r['enumerate_s']:>9.2f}"
           f"{r['solve_s']:>9.2f}{r['write_s']:>9.2f}{r['total_s']:>9.2f}{r['positions'] / r['total_s']:>10,.0f}"
           f"{r['peak_bytes'] / 2**20:>9.0f}{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}"
           f"{r['file_bytes'] / n:>11.1f}{int(r.get('sim_nodes', 0)):>10,}{int(r.get('lp_solves', 0)):>10,}"
-          f"{int(r.get('sweeps', 0)):>7}{r.get('lp_s', 0.0):>7.1f}", flush=True)
+          f"{int(r.get('sweeps', 0)):>7}{r.get('lp_s', 0.0):>7.1f}{r.get('bounds_s', 0.0):>9.1f}"
+          f"{r.get('bound_width', float('nan')):>9.1e}", flush=True)
 
 
 def _print_tiered_row(r: dict, header: bool) -> None:

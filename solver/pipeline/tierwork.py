@@ -69,7 +69,8 @@ def expansions(run: Any, keys: np.ndarray, chunk: int | None = None):
 
 
 def _no_dead_end(exp, keys: np.ndarray, start: int):
-    """``exp``, after refusing a non-terminal position without moves (it would be a draw)."""
+    """``exp``, after refusing a non-terminal position without moves (it would be a draw) and
+    real payoffs at the ends (the tier solvers read ``result`` only)."""
     dead = (np.diff(exp.offsets) == 0) & (exp.kind != NodeKind.TERMINAL)
     if dead.any():
         from solver.engines.graph import dead_end_message
@@ -77,6 +78,11 @@ def _no_dead_end(exp, keys: np.ndarray, start: int):
 
         i = int(np.flatnonzero(dead)[0])
         raise ProtocolError(dead_end_message(int(keys[start + i]), NodeKind(int(exp.kind[i]))))
+    if getattr(exp, "payoff", None) is not None:
+        from solver.errors import VariantError
+
+        raise VariantError("ends with real payoffs (Outcome.payoffs) are solved on the whole graph only; "
+                           "solve with --no-tiered")
     return exp
 
 
