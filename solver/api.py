@@ -193,13 +193,18 @@ class Solution:
     def strategies_at(self, i: int) -> dict[str, dict[str, float]] | None:
         """Both players' optimal mixed strategies at simultaneous row ``i`` (by action name), from
         the ``strategy_1``/``strategy_2`` columns; ``None`` when the table has none."""
-        if "strategy_1" not in self.positions.columns:
+        return self._mixes_at(i, "strategy_")
+
+    def _mixes_at(self, i: int, prefix: str) -> dict[str, dict[str, float]] | None:
+        """Each player's mix at simultaneous row ``i`` by action name, from the columns
+        ``<prefix>1``, ``<prefix>2``; ``None`` when the table has none there."""
+        if f"{prefix}1" not in self.positions.columns:
             return None
         g = self.game
         state = g.decode(int(self.column("key")[i]))
         out: dict[str, dict[str, float]] = {}
         for p in range(g.num_players):
-            probs = self.positions[f"strategy_{p + 1}"][i]
+            probs = self.positions[f"{prefix}{p + 1}"][i]
             if probs is None:
                 return None
             names = [g.action_name(state, a) for a in g.player_actions(state, p)]
@@ -212,21 +217,13 @@ class Solution:
         decision node (column ``proof_move``); ``None`` elsewhere or without bounds."""
         if "proof_mix_1" not in self.positions.columns:
             return None
-        g = self.game
         kind = int(self.column("kind")[i])
         if kind == int(NodeKind.SIMULTANEOUS):
-            state = g.decode(int(self.column("key")[i]))
-            out: dict[str, Any] = {}
-            for p in range(g.num_players):
-                probs = self.positions[f"proof_mix_{p + 1}"][i]
-                if probs is None:
-                    return None
-                names = [g.action_name(state, a) for a in g.player_actions(state, p)]
-                out[str(p + 1)] = {n: float(x) for n, x in zip(names, probs)}
-            return out
+            return self._mixes_at(i, "proof_mix_")
         k = int(self.column("proof_move")[i])
         if kind != int(NodeKind.DECISION) or k < 0:
             return None
+        g = self.game
         state = g.decode(int(self.column("key")[i]))
         return {str(int(self.column("player")[i]) + 1): g.action_name(state, g.legal_actions(state)[k])}
 
