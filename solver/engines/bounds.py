@@ -50,6 +50,8 @@ from typing import Any, Callable
 
 import numpy as np
 from numba import njit
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from solver.core.arrays import group_by, ranges
 from solver.core.game import NodeKind
@@ -347,6 +349,88 @@ def _gains(reply: Reply, v: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray,
     return gain, mag
 
 
+def end_components(reply: Reply) -> np.ndarray:
+    """The maximal end components of the replier's problem: ``int64[size]``, a component number
+    per row (-1 outside every one).
+
+    An end component is a set of rows where the replier can keep play for ever: each of its
+    expectation rows has all its edges inside, each of its free rows at least one, and it is
+    strongly connected by those edges. Found as usual: strongly connected components of the
+    edges left, then rows that cannot stay are removed (an expectation row with an edge out of
+    its component, a free row with none inside), until nothing changes.
+    """
+    size = reply.size
+    parent = reply.parent()
+    child = reply.child
+    free_edge = reply.free[parent]
+    alive = ~reply.terminal
+    keep = np.ones(len(child), dtype=bool)
+    label = np.full(size, -1, dtype=np.int64)
+    while True:
+        e = np.flatnonzero(keep & alive[parent] & alive[child])
+        g = csr_matrix((np.ones(len(e), dtype=np.int8), (parent[e], child[e])), shape=(size, size))
+        _, label = connected_components(g, directed=True, connection="strong")
+        inside = np.zeros(len(child), dtype=bool)
+        inside[e] = label[parent[e]] == label[child[e]]
+        kill = np.zeros(size, dtype=bool)
+        kill[parent[~inside & ~free_edge]] = True  # an expectation row that can leave
+        kill |= reply.free & (np.bincount(parent[inside], minlength=size) == 0)  # a choice that must leave
+        kill &= alive
+        keep = inside | ~free_edge  # a free row keeps only the edges that stay
+        if not kill.any():
+            break
+        alive &= ~kill
+    out = np.full(size, -1, dtype=np.int64)
+    out[alive] = np.unique(label[alive], return_inverse=True)[1]
+    return out
+
+
+def quotient(reply: Reply) -> tuple[Reply, np.ndarray]:
+    """The replier's problem with every maximal end component made one free row, whose moves
+    are the component's exits (the edges of its free rows that leave it) and **staying for
+    ever** (an edge to a new terminal row paying 0), as in de Alfaro's collapse. The result has
+    no end components, so every policy ends with probability 1, its linear system has one
+    solution, and policy iteration finds the optimum. Returns ``(quotient, row -> quotient
+    row)``; all rows of a component have the component's value."""
+    size = reply.size
+    ec = end_components(reply)
+    k = int(ec.max()) + 1 if len(ec) else 0
+    if k == 0:
+        return reply, np.arange(size, dtype=np.int64)
+    outside = ec < 0
+    new_row = np.empty(size, dtype=np.int64)
+    m = int(outside.sum())
+    new_row[outside] = np.arange(m)
+    new_row[~outside] = m + ec[~outside]
+    stay = m + k  # the terminal row of staying for ever
+    q_size = m + k + 1
+    parent = reply.parent()
+    child = reply.child
+    # edges kept: every edge of a row outside the components; the exits of the components
+    keep = outside[parent] | (reply.free[parent] & (ec[child] != ec[parent]))
+    e = np.flatnonzero(keep)
+    src = new_row[parent[e]]
+    order = np.argsort(src, kind="stable")
+    e, src = e[order], src[order]
+    src = np.concatenate([src, m + np.arange(k)])
+    dst = np.concatenate([new_row[child[e]], np.full(k, stay)])
+    prob = np.concatenate([reply.prob[e], np.ones(k)])
+    order = np.argsort(src, kind="stable")
+    src, dst, prob = src[order], dst[order], prob[order]
+    offsets = np.zeros(q_size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=q_size), out=offsets[1:])
+    free = np.zeros(q_size, dtype=bool)
+    free[:m] = reply.free[outside]
+    free[m : m + k] = True
+    terminal = np.zeros(q_size, dtype=bool)
+    terminal[:m] = reply.terminal[outside]
+    terminal[stay] = True
+    payoff = np.zeros(q_size)
+    payoff[:m] = reply.payoff[outside]
+    return Reply(n=q_size, offsets=offsets, child=dst, prob=prob, free=free, terminal=terminal,
+                 payoff=payoff), new_row
+
+
 def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWITCH_EPS,
                max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray, bool, int]:
     """The replier's best reply, by policy iteration with exact evaluations.
@@ -410,6 +494,23 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
     return v, pick, False, max_iterations
 
 
+def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
+    """The replier's optimal values ``(float64[size], proven, evaluations)``: his end components
+    collapsed first (:func:`quotient`: he may stay in one for ever, worth 0), then
+    :func:`best_reply` from ``start`` (an edge per free row, a warm start) on the rest."""
+    q, row = quotient(reply)
+    q_start = np.full(q.size, -1, dtype=np.int64)
+    if start is not None:
+        chosen = np.flatnonzero(start >= 0)
+        # rows outside the components keep all their moves, in order
+        plain = chosen[np.diff(q.offsets)[row[chosen]] == np.diff(reply.offsets)[chosen]]
+        q_start[row[plain]] = q.offsets[row[plain]] + (start[plain] - reply.offsets[plain])
+    rest = np.flatnonzero(q.free & (q_start < 0))
+    q_start[rest] = q.offsets[rest + 1] - 1  # a component's last move is staying for ever
+    vq, _, proven, evaluations = best_reply(q, q_start)
+    return vq[row], proven, evaluations
+
+
 def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: np.ndarray,
                    payoff0: np.ndarray) -> tuple[np.ndarray, bool, int]:
     """What player ``fixed`` guarantees with ``mixes`` at simultaneous nodes and ``choice`` at
@@ -424,7 +525,7 @@ def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choic
     start[theirs] = reply.offsets[theirs] + (choice[theirs] - offsets[theirs])
     sims = np.flatnonzero(reply.free[:n] & (np.asarray(graph.kind) == _SIMULTANEOUS))
     start[sims] = reply.offsets[sims]
-    v, _, proven, evaluations = best_reply(reply, start)
+    v, proven, evaluations = optimal_reply(reply, start)
     sign = 1.0 if fixed == 1 else -1.0  # the replier's view back to player 0's
     return sign * v[:n], proven, evaluations
 
