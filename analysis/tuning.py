@@ -550,8 +550,14 @@ def answer(game_name: str, fixed: Mapping[str, str], vary: Mapping[str, Sequence
     sentences += _hidden_choice_sentences(names, rows)
     for r in rows:
         if r.get("not_certified"):
-            sentences.append(f"Caution: {_variant_label(r, names)} is not certified exactly "
-                             f"({r['not_certified']}); its numbers are estimates.")
+            iv = _interval(r)
+            if iv is not None:  # proven bounds: say what is proven at the start, not "estimates"
+                sentences.append(f"Caution: {_variant_label(r, names)} is not certified everywhere "
+                                 f"({r['not_certified']}); at the start its value is proven to lie in "
+                                 f"{M.proven_interval(*iv, digits=6)}.")
+            else:
+                sentences.append(f"Caution: {_variant_label(r, names)} is not certified exactly "
+                                 f"({r['not_certified']}); its numbers are estimates.")
     adv = df["advantage"].to_numpy()
     labels = [_variant_label(r, names) for r in rows]
     first = seats.name(seats.first) if seats is not None and seats.named else "the first player"

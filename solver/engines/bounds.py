@@ -690,8 +690,13 @@ def prove_bounds(
         if progress is not None:
             progress(rounds, width)
     margin = rounding_margin(lower, upper)
-    lo0 = lo - margin
-    hi0 = hi + margin
+    # every value lies between the smallest and the largest end (or 0, endless play): the
+    # margin never widens an interval past them
+    ends = payoff0[np.asarray(graph.kind) == int(NodeKind.TERMINAL)]
+    floor = min(0.0, float(ends.min())) if len(ends) else 0.0
+    ceiling = max(0.0, float(ends.max())) if len(ends) else 0.0
+    lo0 = np.maximum(lo - margin, floor)
+    hi0 = np.minimum(hi + margin, ceiling)
     width = float(np.max(hi0 - lo0)) if n else 0.0
     # the two bounds come from two separate evaluations: if they cross, one of them is wrong
     # (rounding beyond the margin) and nothing is claimed
