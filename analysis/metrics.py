@@ -405,7 +405,7 @@ def verdict(
             short = f"expected in {proven_interval(*interval, digits=2)}"
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
                            interval=interval)
-        proven = "" if interval is None else f" (proven to within {max(interval[1] - interval[0], 1e-12):.0e})"
+        proven = "" if interval is None else f" (proven to within {max(interval[1] - interval[0], 1e-12):.1e})"
         if np.isnan(pw) or np.isnan(pls):
             text = (f"With perfect play by both sides {me_full} has an expected result of "
                     f"{_signed(exp)}{proven} (+1 = win, -1 = loss). No fixed (stationary) strategy earns "
