@@ -143,17 +143,27 @@ def policy_values(reply: Reply, pick: dict[int, int]) -> np.ndarray:
     return v
 
 
+def best_of_every_policy(reply: Reply, limit: int = 10**6) -> np.ndarray | None:
+    """The best values of every deterministic policy, row by row (``None`` beyond ``limit``
+    policies)."""
+    free = np.flatnonzero(reply.free)
+    choices = [range(reply.offsets[i], reply.offsets[i + 1]) for i in free]
+    if math.prod(len(c) for c in choices) > limit:
+        return None
+    best = np.full(reply.size, -np.inf)
+    for combo in itertools.product(*choices):
+        best = np.maximum(best, policy_values(reply, dict(zip(free.tolist(), combo))))
+    return best
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 8))
 def test_best_reply_equals_the_best_of_every_policy(seed: int, size: int) -> None:
     rng = random.Random(seed)
     reply = random_reply(rng, size)
     free = np.flatnonzero(reply.free)
-    choices = [range(reply.offsets[i], reply.offsets[i + 1]) for i in free]
-    assume(math.prod(len(c) for c in choices) <= 2000)
-    best = np.full(size, -np.inf)
-    for combo in itertools.product(*choices):
-        best = np.maximum(best, policy_values(reply, dict(zip(free.tolist(), combo))))
+    best = best_of_every_policy(reply, 2000)
+    assume(best is not None)
     v, pick, proven, _ = best_reply(reply)
     assert proven
     assert np.allclose(v, best, atol=1e-9, rtol=0), (v, best)
@@ -192,12 +202,8 @@ def test_optimal_reply_with_end_components_equals_every_policy(seed: int, size: 
     every deterministic policy (dense solves, endless play 0), on problems full of loops."""
     rng = random.Random(seed)
     reply = looping_reply(rng, size)
-    free = np.flatnonzero(reply.free)
-    choices = [range(reply.offsets[i], reply.offsets[i + 1]) for i in free]
-    assume(math.prod(len(c) for c in choices) <= 3000)
-    best = np.full(size, -np.inf)
-    for combo in itertools.product(*choices):
-        best = np.maximum(best, policy_values(reply, dict(zip(free.tolist(), combo))))
+    best = best_of_every_policy(reply, 3000)
+    assume(best is not None)
     v, proven, _ = optimal_reply(reply)
     assert proven
     assert np.allclose(v, best, atol=1e-9, rtol=0), (v, best)
@@ -209,11 +215,7 @@ def test_the_end_component_that_policy_iteration_missed() -> None:
     unsound bound. Found by comparing with every policy on 3,000 random problems."""
     rng = random.Random(1873)
     reply = looping_reply(rng, rng.randint(3, 9))
-    free = np.flatnonzero(reply.free)
-    choices = [range(reply.offsets[i], reply.offsets[i + 1]) for i in free]
-    best = np.full(reply.size, -np.inf)
-    for combo in itertools.product(*choices):
-        best = np.maximum(best, policy_values(reply, dict(zip(free.tolist(), combo))))
+    best = best_of_every_policy(reply)
     assert best[0] == pytest.approx(1.0, abs=1e-12)
     assert best_reply(reply)[0][0] == pytest.approx(0.0, abs=1e-12)  # policy iteration alone, from the first moves
     v, proven, _ = optimal_reply(reply)
