@@ -25,9 +25,8 @@ whose perspective the stored value takes), so that every row of a table has a ``
 
 from __future__ import annotations
 
-import math
-
 import inspect
+import math
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass

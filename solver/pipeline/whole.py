@@ -273,21 +273,6 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
     fixed_point = bool(sol.stats.get("certified", False)) and bool(sol.converged)
-    # Win probabilities are those the stored (stationary) strategies earn. In recursive games
-    # optimal stationary strategies need not exist: only play that changes over time gets
-    # within any margin of the value. Where the strategies found do not earn the value, the
-    # win probability is left undefined (null) rather than stated wrongly.
-    undefined = np.abs(sol.p_win - sol.p_loss - sol.value) > P_WIN_GAP
-    cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
-    cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
-    extra["p_win_undefined"] = int(undefined.sum())
-    # the same expected result from Player 1's point of view (two players, zero-sum)
-    cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, sol.value, -sol.value)
-    for p in range(game.num_players):
-        column: list[list[float] | None] = [None] * graph.n
-        for row, mixes in strategies.items():
-            column[int(row)] = [float(x) for x in mixes[p]]
-        cols[f"strategy_{p + 1}"] = column
     for k in ("lp_solves", "lp_seconds", "sweeps", "certified", "residual"):
         if k in sol.stats:
             extra[f"simultaneous_{k}"] = sol.stats[k]
@@ -297,6 +282,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         extra["payoffs"] = "real"
         extra["payoff_scale"] = float(sol.stats["payoff_scale"])
     extra["fixed_point_certified"] = fixed_point
+    value, proof = sol.value, {}
     if bound_rounds is None:
         # no proof asked: the iterate and its fixed-point certificate are all there is
         extra["error_estimate"] = float(sol.stats.get("error_estimate", 0.0))
@@ -308,19 +294,44 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
                      f"{sol.stats.get('last_sweep_change', float('nan')):.1e} (error estimate "
                      f"{sol.stats.get('error_estimate', float('nan')):.1e}); raise --max-sweeps")
     else:
-        certified = _prove(game, graph, sol, strategies, cols, extra, step, progress, tol, bound_rounds)
+        certified, value, proof = _prove(graph, sol, strategies, extra, step, progress, tol, bound_rounds)
+    # Win probabilities are those the stored (stationary) strategies earn. In recursive games
+    # optimal stationary strategies need not exist: only play that changes over time gets
+    # within any margin of the value. Where the strategies found do not earn the value, the
+    # win probability is left undefined (null) rather than stated wrongly.
+    undefined = np.abs(sol.p_win - sol.p_loss - value) > P_WIN_GAP
+    cols["value"] = value
+    cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
+    cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
+    extra["p_win_undefined"] = int(undefined.sum())
+    # the same expected result from Player 1's point of view (two players, zero-sum)
+    cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, value, -value)
+    for p in range(game.num_players):
+        cols[f"strategy_{p + 1}"] = _mix_column(graph.n, {row: mixes[p] for row, mixes in strategies.items()})
+    cols.update(proof)
     return cols, {**extra, "solver": "value_iteration+matrix games (LP)", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
                   "converged": bool(sol.converged), "certified": certified}, None
 
 
-def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extra: dict[str, Any],
-           step: Task, progress: bool | str, tol: float, rounds: int) -> bool:
+def _mix_column(n: int, mixes: dict[int, np.ndarray]) -> list[list[float] | None]:
+    """A table column of mixed strategies: the mix at each simultaneous row, null elsewhere."""
+    column: list[list[float] | None] = [None] * n
+    for row, mix in mixes.items():
+        column[int(row)] = [float(x) for x in mix]
+    return column
+
+
+def _prove(graph: Graph, sol, strategies, extra: dict[str, Any], step: Task, progress: bool | str,
+           tol: float, rounds: int) -> tuple[bool, np.ndarray, dict[str, Any]]:
     """Proven bounds (:func:`solver.engines.bounds.prove_bounds`) from value iteration's
-    strategies: columns ``value_lo``/``value_hi`` (side to move), the proving strategies
+    strategies: the columns ``value_lo``/``value_hi`` (side to move), the proving strategies
     (``proof_mix_1``/``proof_mix_2`` at simultaneous nodes, ``proof_move`` at decision nodes:
     the index of the move the mover's proving strategy plays), metadata ``value_interval`` (the
-    start's) and ``bounds``. Returns whether every interval is at most the bound tolerance wide."""
+    start's) and ``bounds``. Returns whether every interval is at most the bound tolerance wide,
+    the value to store, and those columns. The value to store is the iterate moved into the
+    proven interval (its limit can be a fixed point that is not the value: a side that can stay
+    in a loop keeps an early over-estimate; tests/test_bounds.py)."""
     from solver.engines.bounds import BOUND_TOL, prove_bounds
 
     scale = float(extra.get("payoff_scale", 1.0))
@@ -333,32 +344,17 @@ def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extr
 
         b = prove_bounds(graph, strategies, sol.best, tol=bound_tol, max_rounds=rounds,
                          terminal_value=graph.payoff, progress=on_round if progress else None)
-    cols["value_lo"], cols["value_hi"] = b.lo, b.hi
-    # the iterate's limit can be a fixed point that is not the value (a side that can stay in a
-    # loop keeps an early over-estimate; tests/test_bounds.py): the stored value is the iterate
-    # moved into what is proven, and the win probabilities of the iterate's strategies are
-    # kept only where they still earn it
+    cols: dict[str, Any] = {"value_lo": b.lo, "value_hi": b.hi}
     value = np.clip(sol.value, b.lo, b.hi)
     extra["iterate_outside_bounds"] = int(np.count_nonzero(np.abs(value - sol.value) > 1e-9))
-    cols["value"] = value
-    cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, value, -value)
-    undefined = np.abs(sol.p_win - sol.p_loss - value) > P_WIN_GAP
-    cols["p_win"] = np.where(undefined, np.nan, sol.p_win)
-    cols["p_loss"] = np.where(undefined, np.nan, sol.p_loss)
-    extra["p_win_undefined"] = int(undefined.sum())
-    n = graph.n
-    for p, mixes in ((1, b.lower), (2, b.upper)):
-        column: list[list[float] | None] = [None] * n
-        for row, mix in mixes.items():
-            column[int(row)] = [float(x) for x in mix]
-        cols[f"proof_mix_{p}"] = column
+    cols["proof_mix_1"], cols["proof_mix_2"] = _mix_column(graph.n, b.lower), _mix_column(graph.n, b.upper)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
     to_move = np.asarray(graph.to_move)
     moves = np.where(to_move == 0, b.lower_moves, b.upper_moves)
     decision = (np.asarray(graph.kind) == NodeKind.DECISION) & (moves >= 0)
     cols["proof_move"] = np.where(decision, moves - offsets[:-1], -1).astype(np.int32)
     r = graph.root
-    width = float(np.max(b.hi - b.lo)) if n else 0.0
+    width = b.width
     extra["value_interval"] = [float(b.lo[r]), float(b.hi[r])]
     extra["bounds"] = {"tolerance": bound_tol, "width": width, "rounds": int(b.stats["rounds"]),
                        "max_rounds": int(rounds), "evaluations": int(b.stats["evaluations"]),
@@ -369,7 +365,7 @@ def _prove(game: Game, graph: Graph, sol, strategies, cols: dict[str, Any], extr
             else f"the proven intervals are up to {width:.1e} wide (the start's [{b.lo[r]:+.6f}, "
                  f"{b.hi[r]:+.6f}]), more than {bound_tol:.0e}, after {b.stats['rounds']} rounds of better "
                  "strategies; raise --bound-rounds")
-    return bool(b.certified)
+    return bool(b.certified), value, cols
 
 
 def _solve_paranoid(game: Game, graph: Graph, step: Task | None = None):
