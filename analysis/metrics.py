@@ -317,6 +317,9 @@ class Verdict:
     short: str = ""
     #: secret-choice tables with proven bounds: the first player's value lies in ``[lo, hi]``
     interval: tuple[float, float] | None = None
+    #: the game's ends pay real amounts: ``advantage`` is an expected payoff and there are no
+    #: win probabilities (``p_win``/``p_loss`` NaN)
+    payoff: bool = False
 
 
 def _pct(x: float) -> str:
@@ -406,6 +409,12 @@ def verdict(
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
                            interval=interval)
         proven = "" if interval is None else f" (proven to within {max(interval[1] - interval[0], 1e-12):.1e})"
+        if (meta or {}).get("payoffs") == "real":
+            text = (f"With perfect play by both sides the expected payoff of {me_full} is {_signed(exp)}{proven} "
+                    f"(the game's ends pay real amounts, and {other} pays what {me} gains; win "
+                    "probabilities do not apply).")
+            return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text,
+                           short=f"expected payoff {_signed(exp, 2)}", interval=interval, payoff=True)
         if np.isnan(pw) or np.isnan(pls):
             text = (f"With perfect play by both sides {me_full} has an expected result of "
                     f"{_signed(exp)}{proven} (+1 = win, -1 = loss). No fixed (stationary) strategy earns "
@@ -543,13 +552,14 @@ def value_by_ply(positions: Frame) -> pl.DataFrame:
     ).with_columns(pl.col("positions").cast(pl.Int64), *[pl.col(v).cast(pl.Int64) for v in SHOWN_VALUES])
 
 
-def expected_histogram(positions: Frame, *, bins: int = 20) -> pl.DataFrame:
+def expected_histogram(positions: Frame, *, bins: int = 20, span: float = 1.0) -> pl.DataFrame:
     """Stochastic games: positions (decision and terminal) by expected result of the side to move,
-    in ``bins`` equal bins over [-1, 1] (as ``numpy.histogram``: each bin holds its lower edge, the
-    last also 1). Columns ``lo``, ``hi``, ``positions``."""
-    edges = np.linspace(-1.0, 1.0, bins + 1)
+    in ``bins`` equal bins over [-span, span] (as ``numpy.histogram``: each bin holds its lower
+    edge, the last also ``span``); ``span`` is 1 for results, the largest payoff for games whose
+    ends pay real amounts. Columns ``lo``, ``hi``, ``positions``."""
+    edges = np.linspace(-span, span, bins + 1)
     inner = pl.lit(pl.Series(edges[1:-1]))
-    value = pl.col("value").cast(pl.Float64).clip(-1.0, 1.0)
+    value = pl.col("value").cast(pl.Float64).clip(-span, span)
     got = collect(positions, positions.lazy().filter(pl.col("kind") != CHANCE)
                    .group_by(inner.search_sorted(value, side="right").alias("bin")).len())
     counts = np.zeros(bins, dtype=np.int64)
@@ -786,8 +796,11 @@ def terminal_outcomes(positions: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     term = positions["kind"].to_numpy() == TERMINAL
     if stochastic_values(positions):
         v = positions["value"].to_numpy().astype(np.float64)
-        w = _np(positions, "p_win", 0.0).astype(np.float64) if "p_win" in positions.columns else (v > 0) * 1.0
-        l_ = _np(positions, "p_loss", 0.0).astype(np.float64) if "p_loss" in positions.columns else (v < 0) * 1.0
+        w = _np(positions, "p_win", np.nan).astype(np.float64) if "p_win" in positions.columns else (v > 0) * 1.0
+        l_ = _np(positions, "p_loss", np.nan).astype(np.float64) if "p_loss" in positions.columns else (v < 0) * 1.0
+        # an end that pays a real amount (no win probability stored): won if it pays the side
+        # to move more than nothing, lost if less
+        w, l_ = np.where(np.isnan(w), v > 0, w), np.where(np.isnan(l_), v < 0, l_)
     else:
         codes = _np(positions, "value").astype(np.int64)
         w, l_ = (codes == WIN) * 1.0, (codes == LOSE) * 1.0

@@ -197,18 +197,21 @@ def margin_distribution(ax: Axes, margins: pl.DataFrame, *, title: str = "Score 
     return _finish(ax, title, f"score margin of {who} (perfect play)", "probability")
 
 
-def expected_histogram(ax: Axes, table: pl.DataFrame, *, title: str = "Positions by expected result") -> Axes:
+def expected_histogram(ax: Axes, table: pl.DataFrame, *, title: str = "Positions by expected result",
+                       xlabel: str = "expected result of the side to move (-1 loss ... +1 win)") -> Axes:
     """Stochastic games: positions by expected result of the side to move (from
     :func:`analysis.metrics.expected_histogram`)."""
     lo = table["lo"].to_numpy()
     hi = table["hi"].to_numpy()
     c = table["positions"].to_numpy()
     mid = (lo + hi) / 2
-    colours = [VALUE_COLOURS["win"] if x > 0.05 else VALUE_COLOURS["lose"] if x < -0.05 else VALUE_COLOURS["tie"] for x in mid]
+    span = float(hi[-1]) if len(hi) else 1.0  # 1 for results; the largest payoff otherwise
+    near = 0.05 * span
+    colours = [VALUE_COLOURS["win"] if x > near else VALUE_COLOURS["lose"] if x < -near else VALUE_COLOURS["tie"] for x in mid]
     ax.bar(mid, c, width=(hi - lo) * 0.95, color=colours)
-    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlim(-1.05 * span, 1.05 * span)
     _counts_axis(ax)
-    return _finish(ax, title, "expected result of the side to move (-1 loss ... +1 win)", "positions")
+    return _finish(ax, title, xlabel, "positions")
 
 
 def expected_by_ply(ax: Axes, table: pl.DataFrame, *, title: str = "Side to move by ply") -> Axes:

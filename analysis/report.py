@@ -315,6 +315,9 @@ GLOSSARY: tuple[tuple[str, str, str], ...] = (
     ("expected result", r"expected result",
      "The average result from a side's point of view, counting a win as +1, a loss as -1 and a tie "
      "or endless play as 0."),
+    ("expected payoff", r"expected payoff",
+     "In a game whose ends pay real amounts (points, stakes): the average amount a side is paid, "
+     "the other side paying it; endless play pays nothing."),
     ("first-player advantage", r"\badvantage\b",
      "The first player's expected result with perfect play: +1 always wins, -1 always loses, 0 even."),
     ("random play", r"\brandom(?:ly)? (?:play|player|players|games?)\b|uniformly at random",
@@ -426,6 +429,16 @@ class _Tables:
     def who(self, p: int) -> str:
         """The seat in running text: ``Black``, or ``the first player`` for unnamed seats."""
         return self.seats.who(p)
+
+    @property
+    def payoff(self) -> bool:
+        """The game's ends pay real amounts (not win +1, loss -1, tie 0)."""
+        return self.meta.get("payoffs") == "real"
+
+    @property
+    def expect(self) -> str:
+        """What a stochastic value is called: ``expected payoff`` or ``expected result``."""
+        return "expected payoff" if self.payoff else "expected result"
 
     def bare(self, p: int) -> str:
         """The seat without an article: ``Black`` or ``first player`` / ``second player``."""
@@ -572,7 +585,7 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
                "first secret choice, under optimal play.")
     sec.table([f"{p1} \\ {p2}"] + cols,
               [[r] + [f"{A[i, j]:+.3f}" for j in range(len(cols))] for i, r in enumerate(rows)])
-    sec.note(f"The matrix gives {p1}'s expected result for each pair of choices when both play "
+    sec.note(f"The matrix gives {p1}'s {t.expect} for each pair of choices when both play "
              "perfectly afterwards (+1 = win, -1 = loss).")
     doc.new_figure("secret_matrix", lambda ax: plots.payoff_matrix(
         ax, rows, cols, A, x, y, row_label=p1, col_label=p2), size=(7.0, 4.6))
@@ -745,6 +758,8 @@ def _verdict_section(doc: Document, t: _Tables, solution: Any = None) -> Section
             sec.note("the margin is the best score margin each side can force, a separate objective "
                      "from winning (a tie-break can decide a game with level scores), so margins and "
                      "results need not match setup by setup.")
+    elif v.payoff:
+        sec.table(["", "perfect play"], [["first player", first], ["expected payoff", f"{v.advantage:+.3f}"]])
     else:
         sec.table(["", "perfect play"], [
             ["first player", first], ["expected result", f"{v.advantage:+.3f}"],
@@ -824,15 +839,15 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
         exp = table["expected"].to_numpy()
         best = labels[0] if len(labels) else "-"
         reading = (f"The start has {n_moves} legal {what} ({table.height} up to symmetry). "
-                   + (f"The best is {best} with an expected result of {exp[0]:+.3f} for the mover; "
+                   + (f"The best is {best} with an {t.expect} of {exp[0]:+.3f} for the mover; "
                       f"the worst gives {exp[-1]:+.3f}." if len(exp) else ""))
         rows = [[lbl, m, f"{e:+.3f}"] + ([_pct(p)] if chance else [])
                 for lbl, m, e, p in zip(labels, table["moves"], exp, table["probability"])]
         sec = Section("Opening moves", reading)
-        sec.table(["move(s)", "moves", "expected result (mover)"] + (["probability"] if chance else []), rows[:MAX_ROWS])
+        sec.table(["move(s)", "moves", f"{t.expect} (mover)"] + (["probability"] if chance else []), rows[:MAX_ROWS])
         lengths: list[float | None] = list(exp)
         vals: list[str | None] = [None] * len(exp)
-        xlabel = "expected result for the mover"
+        xlabel = f"{t.expect} for the mover"
     else:
         vals = table["value"].to_list()
         rems = table["remoteness"].to_list()
@@ -887,7 +902,7 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
         ax, labels[:shown], vals[:shown], lengths[:shown], xlabel=xlabel,
         title="Opening moves (best first)"), size=(7.0, max(2.4, 0.32 * shown + 1.2)))
     if stochastic:
-        sec.figure("opening_moves", "Each opening move (up to symmetry): bar length = expected result "
+        sec.figure("opening_moves", f"Each opening move (up to symmetry): bar length = {t.expect} "
                                     f"for {t.who(t.first)} after the move (green: favourable, red: unfavourable).")
     else:
         sec.figure("opening_moves", "Each opening move (up to symmetry), coloured by its value for "
@@ -1000,7 +1015,7 @@ def _line_section(doc: Document, t: _Tables, solution: Any) -> Section:
     chance = sum(1 for st in steps if st.why == "most likely roll")
     plies = len(steps) - chance
     end = _line_end(t, g, states[-1], ending, len(steps), chance=chance > 0)
-    how = ("both sides play a best move at every turn (the largest expected result)" if t.kind == "stochastic" else
+    how = (f"both sides play a best move at every turn (the largest {t.expect})" if t.kind == "stochastic" else
            "both sides play a best move at every turn (the fastest win, the slowest loss"
            + (", then the best score margin)" if "margin" in t.start else ")"))
     if chance:
@@ -1175,19 +1190,23 @@ def _setups_list_section(doc: Document, t: _Tables, solution: Any = None) -> Sec
 
 def _histogram_section(doc: Document, t: _Tables) -> Section:
     if t.kind == "stochastic":
-        hist = M.expected_histogram(t.positions)
+        span = float(t.meta.get("payoff_scale") or 1.0) if t.payoff else 1.0
+        hist = M.expected_histogram(t.positions, span=span)
         n, mean, positive = M.expected_summary(t.positions)
         reading = (f"With chance in play there is no remoteness. Across the {n:,} positions "
                    f"the side to move expects on average {mean:+.3f}; "
                    f"{_pct(float(positive))} of positions favour the side to move.")
-        sec = Section("Expected results of all positions", reading)
-        sec.table(["expected result from", "to", "positions"],
-                  [[f"{lo:+.1f}", f"{hi:+.1f}", c] for lo, hi, c in hist.iter_rows() if c])
+        sec = Section(f"{t.expect.capitalize()}s of all positions", reading)
+        digits = 1 if span == 1.0 else 3
+        sec.table([f"{t.expect} from", "to", "positions"],
+                  [[f"{lo:+.{digits}f}", f"{hi:+.{digits}f}", c] for lo, hi, c in hist.iter_rows() if c])
         sec.note("empty ranges are left out of the table.")
-        doc.new_figure("value_histogram", lambda ax: plots.expected_histogram(ax, hist))
-        sec.figure("value_histogram", "Positions by the expected result of the side to move.")
+        doc.new_figure("value_histogram", lambda ax: plots.expected_histogram(
+            ax, hist, xlabel=f"{t.expect} of the side to move"
+            + ("" if t.payoff else " (-1 loss ... +1 win)")))
+        sec.figure("value_histogram", f"Positions by the {t.expect} of the side to move.")
         sec.note("remoteness-based sections (the GAMESMAN value/remoteness table) need a game "
-                 "without chance; they are replaced by the distribution of expected results.")
+                 f"without chance; they are replaced by the distribution of {t.expect}s.")
         return sec
     table = M.value_remoteness_table(t.positions)
     tot = {v: int(table[v].sum()) for v in M.SHOWN_VALUES}
@@ -1253,15 +1272,18 @@ _CHANCE_PLIES = ("here a position's ply counts every step from the start, chance
 def _ply_section(doc: Document, t: _Tables) -> Section:
     if t.kind == "stochastic":
         full = M.expected_by_ply(t.positions)
-        sec = Section("Positions by ply", "Mean win and loss probability of the side to move at each "
-                      "ply from the start (positions counted once, at the fewest moves that reach them).")
+        sec = Section("Positions by ply", ("Mean expected payoff" if t.payoff else "Mean win and loss probability")
+                      + " of the side to move at each ply from the start (positions counted once, at the "
+                      "fewest moves that reach them).")
         table, note = _without_finished_plies(full)
-        cols = [c for c in ("mean_p_win", "mean_p_loss", "mean_expected") if c in table.columns]
+        cols = [c for c in ("mean_p_win", "mean_p_loss", "mean_expected") if c in table.columns
+                and not (t.payoff and c != "mean_expected")]
         sec.table(["ply", "positions"] + [c.replace("mean_", "mean ").replace("_", " ") for c in cols],
                   [[r["ply"], r["positions"]] + [f"{r[c]:+.3f}" if c == "mean_expected" else _pct(r[c]) for c in cols]
                    for r in table.head(MAX_ROWS).iter_rows(named=True)])
         return _ply_notes_and_figure(doc, sec, t, table, note, table.height - MAX_ROWS, plots.expected_by_ply,
-                                     "Mean win / loss probability and expected result of the side to move by ply.")
+                                     ("Mean expected payoff" if t.payoff else "Mean win / loss probability "
+                                      "and expected result") + " of the side to move by ply.")
     full = M.value_by_ply(t.positions)
     table, note = _without_finished_plies(full)
     plies = table["ply"].to_numpy()
@@ -1344,13 +1366,13 @@ def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] 
     d = M.decision_difficulty(t.positions, t.edges)
     if t.kind == "stochastic":
         reading = (f"Over the {d.positions:,} decision position{'s' if d.positions != 1 else ''}, on average {_pct(d.good_move_share)} of the "
-                   f"legal moves are optimal (reach the best expected result); in {_pct(d.only_move_share)} "
-                   f"only one move is. A uniformly random move gives away {d.mean_loss:.3f} of expected "
-                   f"result on average." if d.positions else "There are no decision positions.")
+                   f"legal moves are optimal (reach the best {t.expect}); in {_pct(d.only_move_share)} "
+                   f"only one move is. A uniformly random move gives away {d.mean_loss:.3f} of "
+                   f"{t.expect} on average." if d.positions else "There are no decision positions.")
         rows = [["decision positions", d.positions], ["only one optimal move", _pct(d.only_move_share)],
                 ["average share of optimal moves", _pct(d.good_move_share)],
                 ["single legal move (forced)", _pct(d.forced_share)],
-                ["expected result lost by a random move", _fmt(d.mean_loss)]]
+                [f"{t.expect} lost by a random move", _fmt(d.mean_loss)]]
     elif d.positions:
         reading = (f"In the {d.positions:,} positions where the side to move can force a win, on average "
                    f"{_pct(d.good_move_share)} of the legal moves keep the win, and in {_pct(d.only_move_share)} "
@@ -1399,9 +1421,13 @@ def _difficulty_section(doc: Document, t: _Tables, play: dict[str, M.PlayStats] 
         sec.figure("play_outcomes", "Results of games between random and perfect players "
                                     f"(colours from {t.who(t.first)}'s point of view).")
         methods = sorted({play[k].method for k in keys})
-        best = ("the largest expected result, then the largest win probability" if t.kind == "stochastic"
+        best = (f"the largest {t.expect}" + ("" if t.payoff else ", then the largest win probability")
+                if t.kind == "stochastic"
                 else "win fastest, tie, draw, lose slowest")
         exact = all(play[k].exact for k in keys)
+        if t.payoff:
+            sec.note("the game's ends pay real amounts: here a game is won by the side its end pays "
+                     "more than nothing, lost by the side it pays less, and tied when it pays nothing.")
         sec.note("how random play was computed: " + "; ".join(methods) + ". The perfect player picks "
                  f"uniformly among the best moves ({best}). These are {'exact ' if exact else ''}"
                  "versions of Ludii's clarity (share of winning moves), decisiveness (random vs perfect) "

@@ -69,19 +69,23 @@ class PositionValue:
     #: player's mix (``{"1": {...}, "2": {...}}``: player 1's proves the lower end in player 1's
     #: view, player 2's the upper), at decision nodes ``{"<mover>": move name}``
     proof: dict[str, Any] | None = None
+    #: the game's ends pay real amounts (:attr:`solver.core.game.Outcome.payoffs`): ``expected``
+    #: is an expected payoff, not a result in [-1, 1], and there are no win probabilities
+    payoff: bool = False
 
     def describe(self, digits: int = 6) -> str:
         """One line, e.g. ``player 1 to move: win in 9, margin +6`` (expected results with
         ``digits`` decimals; probabilities as percentages with two fewer)."""
         who = f"player {self.to_move + 1}"
         if self.kind == "terminal":
-            return f"game over: {self.value or f'{self.expected:+.0f}'} for {who}"
+            return f"game over: {self.value or f'{self.expected:+g}'} for {who}"
         if self.value is None:
+            what = "expected payoff" if self.payoff else "expected result"
             extra = (f"; wins {self.p_win:.{digits - 2}%}, loses {self.p_loss:.{digits - 2}%}"
                      if self.p_win is not None else "")
             proven = ("" if self.value_interval is None else
                       f"; proven in [{self.value_interval[0]:+.{digits + 3}f}, {self.value_interval[1]:+.{digits + 3}f}]")
-            return f"{who} to move ({self.kind}): expected result {self.expected:+.{digits}f}{extra}{proven}"
+            return f"{who} to move ({self.kind}): {what} {self.expected:+.{digits}f}{extra}{proven}"
         rem = "" if self.remoteness is None else f" in {self.remoteness}"
         margin = "" if self.margin is None else f", margin {self.margin:+d}"
         return f"{who} to move: {self.value}{rem}{margin}"
@@ -176,6 +180,7 @@ class Solution:
                 value_interval=(float(self.column("value_lo")[i]), float(self.column("value_hi")[i]))
                 if bounded else None,
                 proof=self.proof_at(i) if bounded else None,
+                payoff=self.meta.get("payoffs") == "real",
             )
         if kind == "chance":
             p_win, p_loss = self._chance_probabilities(i, to_move)
@@ -489,7 +494,7 @@ class TieredSolution(Solution):
             return PositionValue(
                 value=None, remoteness=None, margin=None, expected=float(row["value"]),
                 p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]),
-                kind=NodeKind(int(row["kind"])).name.lower(),
+                kind=NodeKind(int(row["kind"])).name.lower(), payoff=self.meta.get("payoffs") == "real",
             )
         return PositionValue(
             value=VALUE_NAMES[int(row["value"])], remoteness=row["remoteness"],

@@ -824,7 +824,8 @@ def summarize(sol, wall: float) -> dict[str, Any]:
         out["question"] = meta["question"]
         out["seats"] = meta["seats"]
     for k in ("sweeps", "residual", "expected_result", "expected_margin", "certified",
-              "not_certified_because", "error_estimate", "value_interval", "bounds"):
+              "not_certified_because", "error_estimate", "value_interval", "bounds", "payoffs",
+              "payoff_scale"):
         if k in meta:
             out[k] = meta[k]
     if "value_interval" in meta:
@@ -883,9 +884,13 @@ def format_summary(s: dict[str, Any]) -> str:
             dist = ", ".join(f"{k}: {v:.1%}" for k, v in su["margin_distribution"].items())
             lines.append(f"  margins        {dist}")
     else:
-        odds = (f"; wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}" if st["p_win"] is not None
-                else "; win probability not defined (no stationary strategy earns the value)")
-        lines.append(f"  start          expected result {st['expected']:+.6f} for {who}{odds}")
+        if s.get("payoffs") == "real":  # the ends pay amounts: no win probability to speak of
+            what, odds = "expected payoff", " (the ends pay real amounts, not win or loss)"
+        else:
+            what = "expected result"
+            odds = (f"; wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}" if st["p_win"] is not None
+                    else "; win probability not defined (no stationary strategy earns the value)")
+        lines.append(f"  start          {what} {st['expected']:+.6f} for {who}{odds}")
         if "value_interval" in s:
             lo, hi = s["value_interval"]
             b = s["bounds"]
@@ -895,8 +900,8 @@ def format_summary(s: dict[str, Any]) -> str:
     if "arrangements" in s and len(s["arrangements"]) > 1:
         lines.append(f"  per arrangement (player {st['to_move']}'s view):")
         for a in s["arrangements"][:50]:
-            lines.append(f"    {a['outcome']:<20} p={a['probability']:.4f}  expected {a['expected']:+.6f}"
-                         f"  wins {a['p_win']:.4%}  loses {a['p_loss']:.4%}")
+            odds = (f"  wins {a['p_win']:.4%}  loses {a['p_loss']:.4%}" if a["p_win"] is not None else "")
+            lines.append(f"    {a['outcome']:<20} p={a['probability']:.4f}  expected {a['expected']:+.6f}{odds}")
         if len(s["arrangements"]) > 50:
             lines.append(f"    ... {len(s['arrangements']) - 50} more (see --json)")
     if "sweeps" in s:
@@ -996,6 +1001,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             obj["expected"] = pv.expected
             obj["p_win"] = pv.p_win
             obj["p_loss"] = pv.p_loss
+        if pv.payoff:
+            obj["payoffs"] = "real"  # "expected" is an expected payoff; no win probabilities
         alike = sol.symmetric_moves(state, moves)
         if alike:
             obj["symmetric_moves"] = alike

@@ -8,14 +8,17 @@ written with payoffs +1/-1/0 in place of results.
 
 from __future__ import annotations
 
+import json
 import math
 import random
+import re
 from fractions import Fraction as F
 
 import numpy as np
 import pytest
 
-from solver.core.game import NodeKind, Outcome, Result
+from solver.core.game import Game, NodeKind, Outcome, Result
+from solver.core.variant import Param
 from solver.core.selfcheck import check_game
 from solver.engines.enumerate import enumerate_positions
 from solver.engines.value_iteration import value_iteration
@@ -110,3 +113,81 @@ def test_payoffs_are_two_player_zero_sum_outcomes() -> None:
     assert Stochastic({0: ("T", 0, -1.5)}).outcome(0).results == W1
     assert Stochastic({0: ("T", 0, 0.0)}).outcome(0).results == TIE
     assert NodeKind.TERMINAL == Stochastic({0: ("T", 0, 1.0)}).node_kind(0)
+
+
+# --- a plug-in game with payoffs, end to end through the command line -----------------------
+
+class DicePoints(Game):
+    """Player 1 rolls a die and may roll once more (keeping the last roll); player 2 pays him
+    the points minus a stake of 3 (a scored chance game whose ends pay real amounts)."""
+
+    name = "dice-points"
+    title = "Dice points"
+    params = (Param("stake", "int", 3, "points player 1 pays to play", min=0, max=6),)
+    chance = "in-play"
+
+    def initial_state(self):  # (rolls left, the roll showing or 0, kept)
+        return (2, 0, 0)
+
+    def node_kind(self, s):
+        return NodeKind.TERMINAL if s[2] else NodeKind.CHANCE if s[1] == 0 else NodeKind.DECISION
+
+    def to_move(self, s):
+        return 0
+
+    def chance_outcomes(self, s):
+        return [(r, F(1, 6)) for r in range(1, 7)]
+
+    def legal_actions(self, s):
+        return ["keep", "roll"] if s[0] > 0 else ["keep"]
+
+    def apply(self, s, a):
+        if s[1] == 0:
+            return (s[0] - 1, a, 0)
+        return (s[0], s[1], 1) if a == "keep" else (s[0], 0, 0)
+
+    def outcome(self, s):
+        u = float(s[1] - self.variant.stake)
+        return Outcome(W0 if u > 0 else W1 if u < 0 else TIE, payoffs=(u, -u))
+
+    def encode(self, s):
+        return s[0] * 100 + s[1] * 10 + s[2]
+
+    def decode(self, k):
+        return (k // 100, (k // 10) % 10, k % 10)
+
+    def render(self, s):
+        return f"{s[0]} rolls left, showing {s[1]}" + (" (kept)" if s[2] else "")
+
+
+# by hand: after the first roll r, keep r - 3 or roll again for 3.5 - 3 = 0.5; so
+# (0.5 + 0.5 + 0.5 + 1 + 2 + 3) / 6 = 1.25
+DICE_POINTS_VALUE = 1.25
+
+
+def test_a_payoff_plugin_solves_shows_and_reports_in_payoff_words(capsys, tmp_path) -> None:
+    from tests.clirun import run
+
+    game = ["--game", "tests.test_payoffs:DicePoints", "--out", str(tmp_path / "t")]
+    code, out, _ = run(capsys, "solve", *game)
+    assert code == 0 and "expected payoff +1.250000 for player 1" in out and "wins" not in out
+    code, out, _ = run(capsys, "solve", *game, "--json")
+    summary = json.loads(out)
+    assert summary["payoffs"] == "real" and summary["start"]["expected"] == pytest.approx(DICE_POINTS_VALUE)
+    code, out, _ = run(capsys, "show", *game, "--moves", "2")  # rolled a 2: roll again (+0.5) beats keeping (-1)
+    assert "expected payoff +0.500000" in out and out.index("roll ") < out.index("keep ")
+    code, out, _ = run(capsys, "show", *game, "--json")
+    shown = json.loads(out)
+    assert shown["payoffs"] == "real" and shown["expected"] == pytest.approx(DICE_POINTS_VALUE)
+    code, out, _ = run(capsys, "report", *game, "--reports", str(tmp_path / "r"))
+    assert code == 0
+    text = (tmp_path / "r" / "dice-points" / "stake=3" / "report.md").read_text()
+    verdict = text.split("## 1. Verdict")[1].split("## 2.")[0]
+    assert "(Player 1) is +1.250" in verdict and "expected payoff of" in verdict and "| expected payoff | +1.250 |" in verdict
+    assert "wins" not in verdict and "+1 = win" not in verdict
+    # the ends pay -2 ... +3: the histogram spans the payoffs, not [-1, 1]
+    hist = text.split("## 4.")[1].split("## 5.")[0]
+    assert hist.startswith(" Expected payoffs of all positions")
+    lows = [float(m) for m in re.findall(r"^\| ([+-]\d\.\d+) \|", hist, flags=re.M)]
+    assert min(lows) < -1.5 and max(lows) > 2.5
+    assert "**expected payoff**" in text  # in the glossary
