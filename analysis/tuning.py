@@ -436,6 +436,20 @@ def _delta(name: str, a: Any, b: Any) -> str:
     return f"{d:+.3f}" if name == "advantage" else f"{d:+.2f}"
 
 
+def _delta_advantage(base: Mapping[str, Any], row: Mapping[str, Any]) -> str:
+    """The change in the first player's advantage: a number, or, where either side is only
+    proven to lie in an interval wider than the printed precision, the interval of the change
+    (``[lo_b - hi_a, hi_b - lo_a]``, rounded outward) instead of the difference of iterates."""
+    a, b = base.get("advantage"), row.get("advantage")
+    if a is None or b is None or np.isnan(float(a)) or np.isnan(float(b)):
+        return "-"
+    ia = _interval(base) or (float(a), float(a))
+    ib = _interval(row) or (float(b), float(b))
+    if max(ia[1] - ia[0], ib[1] - ib[0]) <= 0.5e-3:
+        return _delta("advantage", a, b)
+    return "in " + M.proven_interval(ib[0] - ia[1], ib[1] - ia[0])
+
+
 #: the differences shown against the baseline (column -> header)
 DELTAS = {"advantage": "1st-player advantage", "remoteness": "plies", "margin": "1st-player margin",
           "p_first_wins": "P(1st wins)", "only_move": "only-move share",
@@ -466,7 +480,8 @@ def what_changes(names: Sequence[str], rows: list[dict[str, Any]], seats: M.Seat
              "same start": "same start, other tables", "different": "other result"}
     table = [[f"{labels[0]} (baseline)", "-", _phrase(base, seats)] + ["-"] * len(cols)]
     for lbl, r, lv in zip(labels[1:], rows[1:], levels):
-        table.append([lbl, short[lv], _phrase(r, seats)] + [_delta(c, base.get(c), r.get(c)) for c in cols])
+        table.append([lbl, short[lv], _phrase(r, seats)] + [
+            _delta_advantage(base, r) if c == "advantage" else _delta(c, base.get(c), r.get(c)) for c in cols])
     # one rule at a time: pairs of variants that differ in one parameter only
     extra: list[str] = []
     if len(names) > 1:

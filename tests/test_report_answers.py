@@ -328,3 +328,20 @@ def test_html_tables_scroll_inside_the_page(greener):
     css = page[page.index("<style>"):page.index("</style>")]
     assert "div.wide{overflow-x:auto;max-width:100%}" in css
     assert "http://" not in page and "https://" not in page  # inline SVG without its namespace URL
+
+
+def test_the_change_in_advantage_is_an_interval_where_a_value_is_only_proven_in_one():
+    from analysis.tuning import _delta_advantage, what_changes
+
+    # Petal 6's numbers: the baseline proven within 1e-8 of 1/3, the other only in [-1, -0.68]
+    # (its iterate -0.999); the change lies in [-1 - 0.33334, -0.68 - 0.33333], rounded outward
+    base = {"advantage": 0.333333, "value_lo": 0.33333, "value_hi": 0.33334}
+    wide = {"advantage": -0.999, "value_lo": -1.0, "value_hi": -0.68}
+    assert _delta_advantage(base, wide) == "in [-1.334, -1.013]"
+    # a deterministic loss against the proven baseline: a number (both known to 1e-5)
+    assert _delta_advantage(base, {"advantage": -1.0}) == "-1.333"
+    assert _delta_advantage({"advantage": 0.5}, {"advantage": None}) == "-"
+    rows = [{**base, "kind": "stochastic", "p_first_wins": None, "sequencing": "secret"},
+            {**wide, "kind": "stochastic", "p_first_wins": None, "sequencing": "open"}]
+    _, headers, table, _ = what_changes(["sequencing"], rows)
+    assert table[1][headers.index("change in 1st-player advantage")] == "in [-1.334, -1.013]"
