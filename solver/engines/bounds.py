@@ -52,11 +52,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
-from solver.core.arrays import group_by, ranges
+from solver.core.arrays import ranges
 from solver.core.game import NodeKind
 from solver.engines.graph import Graph
 from solver.engines.stochastic import edge_max, first_best, linear_solve, reaching
@@ -259,71 +258,6 @@ def _evaluate(reply: Reply, pick: np.ndarray, parent: np.ndarray) -> np.ndarray 
     return x
 
 
-@njit(cache=True)
-def _staying_set(offsets, child, free, terminal, tight, start, rin, redge, parent):  # pragma: no cover - compiled
-    """The largest set inside ``start`` where the replier can stay for ever using tight edges:
-    an expectation row stays only if all its children stay, a free row if one tight edge does.
-    Returns ``(in_set bool[size], an edge per free row of the set or -1)``."""
-    size = len(free)
-    inside = start.copy()
-    count = np.zeros(size, dtype=np.int64)
-    stack = np.empty(size, dtype=np.int64)
-    top = 0
-    for u in range(size):
-        if not inside[u]:
-            continue
-        if terminal[u]:
-            inside[u] = False
-            stack[top] = u
-            top += 1
-            continue
-        if free[u]:
-            k = 0
-            for e in range(offsets[u], offsets[u + 1]):
-                if tight[e] and start[child[e]]:
-                    k += 1
-            count[u] = k
-            if k == 0:
-                inside[u] = False
-                stack[top] = u
-                top += 1
-        else:
-            for e in range(offsets[u], offsets[u + 1]):
-                if not start[child[e]]:
-                    inside[u] = False
-                    stack[top] = u
-                    top += 1
-                    break
-    # (the counts above are against ``start``: each row that leaves is taken off once below)
-    while top > 0:
-        top -= 1
-        v = stack[top]
-        for k in range(rin[v], rin[v + 1]):
-            e = redge[k]
-            u = parent[e]
-            if not inside[u]:
-                continue
-            if free[u]:
-                if tight[e]:
-                    count[u] -= 1
-                    if count[u] == 0:
-                        inside[u] = False
-                        stack[top] = u
-                        top += 1
-            else:
-                inside[u] = False
-                stack[top] = u
-                top += 1
-    pick = np.full(size, -1, dtype=np.int64)
-    for u in range(size):
-        if inside[u] and free[u]:
-            for e in range(offsets[u], offsets[u + 1]):
-                if tight[e] and inside[child[e]]:
-                    pick[u] = e
-                    break
-    return inside, pick
-
-
 def _gains(reply: Reply, v: np.ndarray, parent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per edge ``s -> t`` of a free row: what moving to ``t`` gains over ``v[s]``, and the size
     of the terms it sums (0 on other edges).
@@ -436,14 +370,14 @@ def quotient(reply: Reply) -> tuple[Reply, np.ndarray]:
 
 def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWITCH_EPS,
                max_iterations: int = 200) -> tuple[np.ndarray, np.ndarray, bool, int]:
-    """The replier's best reply, by policy iteration with exact evaluations.
+    """The replier's best reply, by policy iteration with exact evaluations, on a problem
+    without end components (:func:`optimal_reply` collapses them first: with one, policy
+    iteration can stop at a policy that ends the game where staying for ever pays more).
 
     Start from ``pick`` (an edge per free row; default: the first edge); switch every free row
-    to a strictly better edge (by more than ``eps``) until none is; then check that the replier
-    cannot do better by never ending where his values are below 0 (an *end component* of tight
-    edges among such rows: endless play pays 0); if he can, he does so and the iteration goes
-    on. Returns ``(values of the replier, pick, proven, evaluations)``; ``proven`` is False when
-    a solve failed or the iterations ran out.
+    to a strictly better edge (by more than ``eps``) until none is. Returns ``(values of the
+    replier, pick, proven, evaluations)``; ``proven`` is False when a solve failed or the
+    iterations ran out.
     """
     size = reply.size
     parent = reply.parent()
@@ -456,7 +390,6 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
         pick = np.full(size, -1, dtype=np.int64)
         pick[free_rows] = offsets[free_rows]
     pick = pick.copy()
-    rin = redge = None
     v = _evaluate(reply, pick, parent)
     if v is None:
         return np.zeros(size), pick, False, 1
@@ -478,22 +411,7 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
             if np.max(w - v) > NOISE * max(1.0, float(np.abs(v).max())):
                 v, pick = w, trial
                 continue
-        # no better edge anywhere: can the replier stay for ever where his value is below 0?
-        tight = gain >= -(eps * mag + NOISE)
-        start = (v < -NOISE) & ~reply.terminal
-        if not start.any():
-            return v, pick, True, it
-        if rin is None:
-            rin, redge = group_by(reply.child, size)
-        inside, stay = _staying_set(offsets, reply.child, reply.free, reply.terminal, tight, start,
-                                    rin, redge, parent)
-        if not inside.any():
-            return v, pick, True, it
-        pick = pick.copy()
-        pick[inside & reply.free] = stay[inside & reply.free]
-        v = _evaluate(reply, pick, parent)
-        if v is None:
-            return np.zeros(size), pick, False, it
+        return v, pick, True, it  # no better edge anywhere
     return v, pick, False, max_iterations
 
 
