@@ -194,6 +194,8 @@ class Carrots(Game[CarrotsState]):
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {
         "3x3": {"size": 3, "colours": 1, "per_colour": 1, "group": 2},
         "4x4": {"size": 4, "colours": 1, "per_colour": 1, "group": 3},
+        # the rules' two colours per player on the 3x3 board (beyond this machine: measured.toml)
+        "3x3-2c": {"size": 3, "colours": 2, "per_colour": 1, "group": 2},
     }
     largest_preset: ClassVar[str] = "3x3"
     seat_names: ClassVar[tuple[str, ...]] = ("Carrots", "Broccoli")
