@@ -8,6 +8,7 @@ random recursive games solved by the chance engine.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -16,8 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from solver.engines.bounds import (BOUND_TOL, PROB_FLOOR, Reply, best_reply, end_components, optimal_reply,
-                                   prove_bounds)
+import solver.engines.bounds as bounds_module
+from solver.engines.bounds import (BOUND_TOL, PROB_FLOOR, Reply, best_reply, end_components, exact_optimal_reply,
+                                   optimal_reply, prove_bounds)
 from solver.engines.enumerate import enumerate_positions
 from solver.engines.value_iteration import value_iteration
 from tests.test_simultaneous import S, T, Node, build, player0_view, random_game, sequential
@@ -30,28 +32,45 @@ def bounds_of(spec: dict, sweeps: int = 200):
     return graph, sol, prove_bounds(graph, sol.strategies, sol.best)
 
 
-def test_everett_quit_or_continue_is_proven_but_needs_patience() -> None:
+EVERETT = {0: ("S", 0, [[0, 1], [1, 2]]), 1: ("T", 0, W0), 2: ("T", 0, TIE)}
+
+
+def test_everett_quit_or_continue_is_certified_in_exact_arithmetic() -> None:
     # (C, L) play again, (C, R) player 0 wins, (Q, L) player 0 wins, (Q, R) a tie. The value is
     # 1 (by hand: v = val[[v, 1], [1, 0]] = 1 / (2 - v) for v < 1 has the only fixed point 1);
     # the n-stage iterates are n / (n + 1), so 200 sweeps leave an error of 1/201. Player 0
     # guarantees 1 - q by quitting with probability q: every q > 0 is allowed, but not 0 (then
-    # player 1 plays L for ever: 0). Probabilities below PROB_FLOOR are dropped, so the proven
-    # interval is a few times that wide, and not called certified.
-    spec = {0: ("S", 0, [[0, 1], [1, 2]]), 1: ("T", 0, W0), 2: ("T", 0, TIE)}
-    graph, sol, b = bounds_of(spec)
+    # player 1 plays L for ever: 0). A game this small is evaluated in exact arithmetic, so a
+    # quitting chance below 1e-9 is evaluated soundly and the value is certified.
+    graph, sol, b = bounds_of(EVERETT)
     assert sol.value[0] == pytest.approx(200 / 201, abs=1e-12)
+    assert b.stats["exact"] and b.stats["proven"] and b.certified
+    assert b.lo[0] <= 1.0 <= b.hi[0] and b.hi[0] - b.lo[0] <= BOUND_TOL
+    # the proving strategy of player 0 quits with a small chance q and guarantees what quitting
+    # so often gives: 1 - q (by hand: q + (1 - q) * 1 after L, and 1 - q after R)
+    x = b.lower[0]
+    assert 0 < x[1] <= BOUND_TOL
+    assert b.lo[0] <= 1 - x[1] + 1e-15
+    # terminals are exact
+    assert b.lo[1] == b.hi[1] == 1.0 and b.lo[2] == b.hi[2] == 0.0
+
+
+def test_everett_in_float64_needs_patience_it_cannot_prove(monkeypatch) -> None:
+    # the same game through the float64 evaluation (as for games too large for fractions):
+    # probabilities below PROB_FLOOR are dropped, so the proven interval is a few times that
+    # wide, and not called certified at 1e-9
+    monkeypatch.setattr(bounds_module, "EXACT_ROWS", 0)
+    graph, sol, b = bounds_of(EVERETT)
+    assert not b.stats["exact"]
     assert b.lo[0] <= 1.0 <= b.hi[0]
     assert b.hi[0] - b.lo[0] <= 10 * PROB_FLOOR and not b.certified and b.stats["proven"]
     assert b.lo[0] > sol.value[0] + 1e-3  # far better than the iterate
-    # the proving strategy of player 0 quits, with a probability just above the smallest tried,
-    # and guarantees what quitting so often gives: 1 - q (by hand: q + (1 - q) * 1 after L)
     x = b.lower[0]
     assert PROB_FLOOR <= x[1] <= 10 * PROB_FLOOR
     assert b.lo[0] <= 1 - x[1] + 1e-10
     # a looser tolerance is met, and then certified
     loose = prove_bounds(graph, sol.strategies, sol.best, tol=1e-5)
     assert loose.certified and loose.lo[0] <= 1.0 <= loose.hi[0] and loose.hi[0] - loose.lo[0] <= 1e-5
-    # terminals are exact up to the margin
     assert b.lo[1] <= 1 <= b.hi[1] and b.lo[2] <= 0 <= b.hi[2]
 
 
@@ -174,6 +193,33 @@ def test_best_reply_equals_the_best_of_every_policy(seed: int, size: int) -> Non
         assert np.allclose(policy_values(reply, {int(i): int(pick[i]) for i in free}), best, atol=1e-9, rtol=0)
 
 
+def with_fractions(reply: Reply) -> Reply:
+    """The same problem with exact probabilities (each row's weights as fractions summing to 1)."""
+    from fractions import Fraction
+
+    exact = []
+    for r in range(reply.size):
+        a, b = int(reply.offsets[r]), int(reply.offsets[r + 1])
+        fr = [Fraction(float(p)).limit_denominator(100) for p in reply.prob[a:b]]
+        total = sum(fr) if not reply.free[r] else 1
+        exact += [f / total for f in fr]
+    return dataclasses.replace(reply, exact=exact)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 9))
+def test_the_exact_reply_equals_the_best_of_every_policy(seed: int, size: int) -> None:
+    """The rational-arithmetic reply (end components collapsed, policy iteration in fractions)
+    against the dense float64 best of every policy, on problems with and without loops."""
+    rng = random.Random(seed)
+    reply = (looping_reply if seed % 2 else random_reply)(rng, size)
+    best = best_of_every_policy(reply, 3000)
+    assume(best is not None)
+    xs, _ = exact_optimal_reply(with_fractions(reply))
+    assert xs is not None
+    assert np.allclose([float(x) for x in xs], best, atol=1e-9, rtol=0), (xs, best)
+
+
 def looping_reply(rng: random.Random, size: int) -> Reply:
     """A random decision problem full of end components: many self-loops and short cycles,
     mostly losing ends (the replier then prefers to stay for ever)."""
@@ -251,15 +297,28 @@ def test_the_reply_prefers_endless_play_to_a_loss() -> None:
 # --- random recursive games ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("exact", [True, False], ids=["fractions", "float64"])
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(5, 10))
-def test_random_recursive_games_intervals_hold(seed: int, n: int) -> None:
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 10))
+def test_random_recursive_games_intervals_hold(seed: int, n: int, exact: bool) -> None:
     rng = random.Random(seed)
     nodes = random_game(rng, n, cyclic=True)
     graph = build(nodes)
     sol = value_iteration(graph, tol=1e-11, max_sweeps=400)
-    b = prove_bounds(graph, sol.strategies, sol.best)
-    assert b.stats["proven"]
+    old = bounds_module.EXACT_ROWS
+    bounds_module.EXACT_ROWS = old if exact else 0  # (hypothesis runs many examples per call)
+    try:
+        b = prove_bounds(graph, sol.strategies, sol.best)
+    finally:
+        bounds_module.EXACT_ROWS = old
+    assert b.stats["proven"] and b.stats["exact"] == exact
+    if exact:  # both evaluations prove intervals around the value: they must meet
+        bounds_module.EXACT_ROWS = 0
+        try:
+            f = prove_bounds(graph, sol.strategies, sol.best)
+        finally:
+            bounds_module.EXACT_ROWS = old
+        assert np.all(b.lo <= f.hi + 1e-12) and np.all(f.lo <= b.hi + 1e-12)
     lo, hi = player0_view(nodes, b.lo, n), player0_view(nodes, b.hi, n)
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
     assert np.all(lo <= hi + 1e-12)

@@ -31,14 +31,24 @@ games at a guess ``u = lo + theta * (hi - lo)`` for player 0 and ``hi - theta * 
 player 1, each kept when it proves no less anywhere and more somewhere, ``theta`` made smaller
 after a round that proves nothing new.
 
+Exact arithmetic for small games
+--------------------------------
+Where the best-reply problems have at most :data:`EXACT_ROWS` rows and the chance
+probabilities are simple fractions (:func:`exact_chance_probabilities`), every evaluation is
+done in rational arithmetic (:func:`exact_optimal_reply`: the same collapse, then policy
+iteration in fractions) and each bound is rounded outward to float64 once: no rounding margin,
+and mixes keep probabilities down to :data:`EXACT_FLOOR`. Everett's "quit or continue" game
+(value 1, reachable only by quitting with a probability that tends to 0) is then certified to
+``1e-9``: the guess strategies quit with a chance below ``1e-9``, and the exact reply sees what
+that earns.
+
 Limits (said, never rounded away)
 ---------------------------------
-* Floating point: every bound is moved out by :func:`rounding_margin`. A best reply that waits
-  on a chance ``q`` gains about ``q**2`` a step over not waiting; float64 sees that only while it
-  is well above rounding, so mixes are never evaluated with a positive probability below
-  :data:`PROB_FLOOR`. In Everett's "quit or continue" game (value 1, reachable only by quitting
-  with a probability that tends to 0) the proven interval is therefore about ``[1 - 1e-6, 1]``
-  and not certified at ``1e-9``.
+* Floating point (larger games): every bound is moved out by :func:`rounding_margin`. A best
+  reply that waits on a chance ``q`` gains about ``q**2`` a step over not waiting; float64 sees
+  that only while it is well above rounding, so mixes are never evaluated with a positive
+  probability below :data:`PROB_FLOOR`. A game that needs more patience than that (Everett's,
+  were it large) gets an interval about ``PROB_FLOOR`` wide, not certified at ``1e-9``.
 * ``certified`` means every interval is at most ``tol`` wide and both bounds came from exact
   evaluations that did not cross; otherwise the interval is still what is proven.
 
@@ -48,7 +58,9 @@ Each bound comes from one stationary strategy of one player, stored with it (``l
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
@@ -83,6 +95,17 @@ NOISE = 1e-14
 #: the replier switches to a move only when it is better by more than this (relative to the
 #: value's size): smaller differences are rounding
 SWITCH_EPS = 1e-12
+#: games whose best-reply problems have at most this many rows (positions plus one row per
+#: action of the replier at each secret choice) are evaluated in exact rational arithmetic:
+#: no rounding, so no :data:`PROB_FLOOR` and no margin but the last rounding to float64
+EXACT_ROWS = 200
+#: the smallest probability a mix keeps in exact arithmetic (below it: the LP's noise)
+EXACT_FLOOR = 1e-15
+#: chance probabilities are read back as the fractions of at most this denominator within two
+#: units in the last place of the stored float64 (1 - 0.2 is stored as 0.8 or a neighbour), and
+#: only if each chance node's then sum to 1 exactly
+EXACT_DENOMINATOR = 10**6
+_ONE = Fraction(1)
 
 Mixes = dict[int, tuple[np.ndarray, np.ndarray]]
 
@@ -113,9 +136,9 @@ class Bounds:
         return float(np.max(self.hi - self.lo)) if len(self.lo) else 0.0
 
 
-def _clean(mix: np.ndarray) -> np.ndarray:
+def _clean(mix: np.ndarray, floor: float = PROB_FLOOR) -> np.ndarray:
     """A probability vector from an LP's answer: tiny negatives and rounding removed, and every
-    probability below :data:`PROB_FLOOR` dropped (the rest scaled up to sum 1).
+    probability below ``floor`` (:data:`PROB_FLOOR`) dropped (the rest scaled up to sum 1).
 
     Dropping, not raising to the floor: value iteration's mixes carry probabilities of 1e-9 to
     1e-6 (LP noise, and the perturbation that makes a side leave a loop) on actions that can
@@ -127,7 +150,7 @@ def _clean(mix: np.ndarray) -> np.ndarray:
     if not s > 0:
         raise ValueError("a mixed strategy with no positive probability")
     p /= s
-    p[p < PROB_FLOOR] = 0.0
+    p[p < floor] = 0.0
     p /= p.sum()
     top = int(np.argmax(p))
     p[top] = 0.0
@@ -153,6 +176,8 @@ class Reply:
     free: np.ndarray
     terminal: np.ndarray
     payoff: np.ndarray
+    #: the edges' probabilities as exact fractions (``None``: float64 only)
+    exact: list[Fraction] | None = None
 
     @property
     def size(self) -> int:
@@ -163,11 +188,15 @@ class Reply:
 
 
 def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: np.ndarray,
-                payoff0: np.ndarray) -> Reply:
+                payoff0: np.ndarray, *, exact_chance: dict[int, Fraction] | None = None,
+                floor: float = PROB_FLOOR) -> Reply:
     """The replier's problem when player ``fixed`` plays ``mixes`` at the simultaneous nodes and
     the move ``choice[i]`` (an edge index) at each of his decision nodes ``i``.
 
-    ``payoff0``: player 0's payoff at terminal rows (``float64[n]``).
+    ``payoff0``: player 0's payoff at terminal rows (``float64[n]``). ``exact_chance`` (the
+    chance edges' probabilities as fractions, :func:`exact_chance_probabilities`): also give
+    every edge its exact probability (a mix's float64 probabilities scaled to sum 1 exactly).
+    ``floor``: mixes drop probabilities below it (:func:`_clean`).
     """
     n = graph.n
     kind = np.asarray(graph.kind, dtype=np.int64)
@@ -195,7 +224,7 @@ def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: 
         mix = mixes.get(s)
         if mix is None:
             raise ValueError(f"no mixed strategy of player {fixed} at simultaneous row {s}")
-        p = _clean(mix)
+        p = _clean(mix, floor)
         if len(p) != (r if fixed == 0 else c):
             raise ValueError(f"row {s}: a mix of {len(p)} actions for a {r} x {c} matrix game")
         support = np.flatnonzero(p > 0)
@@ -234,8 +263,42 @@ def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: 
     term[:n] = terminal
     payoff = np.zeros(size)
     payoff[:n] = np.where(terminal, sign * np.asarray(payoff0, dtype=np.float64), 0.0)
+    exact = None
+    if exact_chance is not None:
+        exact = [_ONE] * len(out_child)
+        for o, g in zip(np.flatnonzero(dst).tolist(), np.flatnonzero(src).tolist()):
+            f = exact_chance.get(g)
+            if f is not None:
+                exact[o] = f
+        for k, pr in enumerate(extra_probs):
+            a = int(out_off[n + k])
+            fr = [Fraction(float(x)) for x in pr]
+            total = sum(fr)
+            exact[a : a + len(fr)] = [f / total for f in fr]
     return Reply(n=n, offsets=out_off, child=out_child, prob=out_prob, free=free, terminal=term,
-                 payoff=payoff)
+                 payoff=payoff, exact=exact)
+
+
+def exact_chance_probabilities(graph: Graph) -> dict[int, Fraction] | None:
+    """The chance edges' probabilities as fractions (edge -> Fraction): each stored float64
+    read back as the nearest fraction of denominator at most :data:`EXACT_DENOMINATOR`, which
+    must lie within two units in the last place of it (a die's 1/6). ``None`` when one does not,
+    or a chance node's fractions do not sum to 1 exactly (the game's probabilities are not such
+    fractions: no exact evaluation then)."""
+    kind = np.asarray(graph.kind)
+    chance = np.flatnonzero(kind == _CHANCE)
+    if not len(chance):
+        return {}
+    offsets = np.asarray(graph.offsets, dtype=np.int64)
+    probs = np.asarray(graph.probs, dtype=np.float64)
+    out: dict[int, Fraction] = {}
+    for s in chance.tolist():
+        a, b = int(offsets[s]), int(offsets[s + 1])
+        fr = [Fraction(float(p)).limit_denominator(EXACT_DENOMINATOR) for p in probs[a:b]]
+        if sum(fr) != 1 or any(abs(float(f) - float(p)) > 4e-16 for f, p in zip(fr, probs[a:b])):
+            return None
+        out.update(zip(range(a, b), fr))
+    return out
 
 
 def _evaluate(reply: Reply, pick: np.ndarray, parent: np.ndarray) -> np.ndarray | None:
@@ -354,6 +417,10 @@ def quotient(reply: Reply) -> tuple[Reply, np.ndarray]:
     prob = np.concatenate([reply.prob[e], np.ones(k)])
     order = np.argsort(src, kind="stable")
     src, dst, prob = src[order], dst[order], prob[order]
+    exact = None
+    if reply.exact is not None:
+        both = [reply.exact[i] for i in e.tolist()] + [_ONE] * k
+        exact = [both[i] for i in order.tolist()]
     offsets = np.zeros(q_size + 1, dtype=np.int64)
     np.cumsum(np.bincount(src, minlength=q_size), out=offsets[1:])
     free = np.zeros(q_size, dtype=bool)
@@ -365,7 +432,7 @@ def quotient(reply: Reply) -> tuple[Reply, np.ndarray]:
     payoff = np.zeros(q_size)
     payoff[:m] = reply.payoff[outside]
     return Reply(n=q_size, offsets=offsets, child=dst, prob=prob, free=free, terminal=terminal,
-                 payoff=payoff), new_row
+                 payoff=payoff, exact=exact), new_row
 
 
 def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWITCH_EPS,
@@ -415,11 +482,9 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
     return v, pick, False, max_iterations
 
 
-def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
-    """The replier's optimal values ``(float64[size], proven, evaluations)``: his end components
-    collapsed first (:func:`quotient`: he may stay in one for ever, worth 0), then
-    :func:`best_reply` from ``start`` (an edge per free row, a warm start) on the rest."""
-    q, row = quotient(reply)
+def _quotient_start(reply: Reply, q: Reply, row: np.ndarray, start: np.ndarray | None) -> np.ndarray:
+    """``start`` (an edge per free row of ``reply``) carried to the quotient ``q``: rows outside
+    the end components keep their edge, a component starts by staying for ever."""
     q_start = np.full(q.size, -1, dtype=np.int64)
     if start is not None:
         chosen = np.flatnonzero(start >= 0)
@@ -428,17 +493,123 @@ def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.nda
         q_start[row[plain]] = q.offsets[row[plain]] + (start[plain] - reply.offsets[plain])
     rest = np.flatnonzero(q.free & (q_start < 0))
     q_start[rest] = q.offsets[rest + 1] - 1  # a component's last move is staying for ever
-    vq, _, proven, evaluations = best_reply(q, q_start)
+    return q_start
+
+
+def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
+    """The replier's optimal values ``(float64[size], proven, evaluations)``: his end components
+    collapsed first (:func:`quotient`: he may stay in one for ever, worth 0), then
+    :func:`best_reply` from ``start`` (an edge per free row, a warm start) on the rest."""
+    q, row = quotient(reply)
+    vq, _, proven, evaluations = best_reply(q, _quotient_start(reply, q, row, start))
     return vq[row], proven, evaluations
 
 
+def _exact_values(reply: Reply, pick: np.ndarray, payoff: list[Fraction]) -> list[Fraction]:
+    """The replier's values under ``pick`` in exact arithmetic (a problem without end
+    components: every policy ends, so the system has one solution), by sparse elimination."""
+    size = reply.size
+    off, child, ex = reply.offsets.tolist(), reply.child.tolist(), reply.exact
+    assert ex is not None
+    eqs: dict[int, tuple[dict[int, Fraction], Fraction]] = {}
+    uses: dict[int, set[int]] = {}  # unknown -> the equations it appears in
+    for r in range(size):
+        if reply.terminal[r]:
+            continue
+        coef: dict[int, Fraction] = {}
+        rhs = Fraction(0)
+        edges = [int(pick[r])] if reply.free[r] else range(off[r], off[r + 1])
+        for e in edges:
+            c, p = child[e], (_ONE if reply.free[r] else ex[e])
+            if reply.terminal[c]:
+                rhs += p * payoff[c]
+            elif c != r:
+                coef[c] = coef.get(c, 0) - p
+            else:
+                coef[r] = coef.get(r, 0) - p
+        coef[r] = coef.get(r, 0) + 1
+        eqs[r] = (coef, rhs)
+        for c in coef:
+            uses.setdefault(c, set()).add(r)
+    solved: dict[int, tuple[dict[int, Fraction], Fraction]] = {}
+    for v in list(eqs):  # eliminate v from every other equation, using its own
+        coef, rhs = eqs.pop(v)
+        pivot = coef.pop(v)
+        coef = {c: a / pivot for c, a in coef.items()}
+        rhs = rhs / pivot
+        solved[v] = (coef, rhs)
+        for r in uses.pop(v, set()) - {v}:
+            if r not in eqs:
+                continue
+            cr, rr = eqs[r]
+            a = cr.pop(v)
+            for c, b in coef.items():
+                new = cr.get(c, 0) - a * b
+                if new:
+                    cr[c] = new
+                    uses.setdefault(c, set()).add(r)
+                else:
+                    cr.pop(c, None)
+            eqs[r] = (cr, rr - a * rhs)
+    x = [Fraction(0)] * size
+    for r in range(size):
+        if reply.terminal[r]:
+            x[r] = payoff[r]
+    for v in reversed(list(solved)):  # back substitution: later unknowns are known
+        coef, rhs = solved[v]
+        x[v] = rhs - sum((a * x[c] for c, a in coef.items()), Fraction(0))
+    return x
+
+
+def exact_optimal_reply(reply: Reply, start: np.ndarray | None = None,
+                        max_iterations: int = 200) -> tuple[list[Fraction] | None, int]:
+    """:func:`optimal_reply` in exact rational arithmetic (``reply.exact`` set): the replier's
+    optimal values as fractions per row (``None`` if the iterations ran out) and the number of
+    evaluations. Policy iteration on the quotient, switching a row only to a strictly better
+    move: no rounding anywhere, so no move is missed however small its gain."""
+    q, row = quotient(reply)
+    pick = _quotient_start(reply, q, row, start)
+    free_rows = np.flatnonzero(q.free).tolist()
+    for r in free_rows:
+        if pick[r] < 0:
+            pick[r] = q.offsets[r]
+    payoff = [Fraction(float(x)) for x in q.payoff]
+    off, child = q.offsets.tolist(), q.child.tolist()
+    for it in range(1, max_iterations + 1):
+        x = _exact_values(q, pick, payoff)
+        changed = False
+        for r in free_rows:
+            best_e, best_v = int(pick[r]), x[child[int(pick[r])]]
+            for e in range(off[r], off[r + 1]):
+                if x[child[e]] > best_v:
+                    best_e, best_v = e, x[child[e]]
+            if best_e != pick[r]:
+                pick[r] = best_e
+                changed = True
+        if not changed:
+            return [x[i] for i in row.tolist()], it
+    return None, max_iterations
+
+
+def _round_down(f: Fraction) -> float:
+    x = float(f)
+    return x if Fraction(x) <= f else math.nextafter(x, -math.inf)
+
+
+def _round_up(f: Fraction) -> float:
+    x = float(f)
+    return x if Fraction(x) >= f else math.nextafter(x, math.inf)
+
+
 def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: np.ndarray,
-                   payoff0: np.ndarray) -> tuple[np.ndarray, bool, int]:
+                   payoff0: np.ndarray, *, exact_chance: dict[int, Fraction] | None = None,
+                   floor: float = PROB_FLOOR) -> tuple[np.ndarray, bool, int]:
     """What player ``fixed`` guarantees with ``mixes`` at simultaneous nodes and ``choice`` at
     his decision nodes, against the other's exact best reply: ``(player 0's value float64[n],
     proven, evaluations)``. A lower bound on the game's values when ``fixed`` is 0, an upper
-    bound when 1."""
-    reply = build_reply(graph, fixed, mixes, choice, payoff0)
+    bound when 1. With ``exact_chance`` (:func:`exact_chance_probabilities`) the reply is
+    solved in rational arithmetic and each value rounded outward to float64 once."""
+    reply = build_reply(graph, fixed, mixes, choice, payoff0, exact_chance=exact_chance, floor=floor)
     start = np.full(reply.size, -1, dtype=np.int64)
     n = graph.n
     offsets = np.asarray(graph.offsets, dtype=np.int64)
@@ -446,6 +617,14 @@ def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choic
     start[theirs] = reply.offsets[theirs] + (choice[theirs] - offsets[theirs])
     sims = np.flatnonzero(reply.free[:n] & (np.asarray(graph.kind) == _SIMULTANEOUS))
     start[sims] = reply.offsets[sims]
+    if reply.exact is not None:
+        xs, evaluations = exact_optimal_reply(reply, start)
+        if xs is None:
+            return np.zeros(n), False, evaluations
+        # the replier's view back to player 0's, rounded toward what is proven
+        own = [-f for f in xs[:n]] if fixed == 0 else xs[:n]
+        out = np.array([_round_down(f) if fixed == 0 else _round_up(f) for f in own])
+        return out, True, evaluations
     v, proven, evaluations = optimal_reply(reply, start)
     sign = 1.0 if fixed == 1 else -1.0  # the replier's view back to player 0's
     return sign * v[:n], proven, evaluations
@@ -462,14 +641,14 @@ def _guess_choices(graph: Graph, guess0: np.ndarray) -> np.ndarray:
     return first_best(np.asarray(graph.kind, dtype=np.int64), parent, offsets, deg, q)
 
 
-def _mixes_at(graph: Graph, guess0: np.ndarray, player: int) -> dict[int, np.ndarray]:
+def _mixes_at(graph: Graph, guess0: np.ndarray, player: int, floor: float = PROB_FLOOR) -> dict[int, np.ndarray]:
     """Each simultaneous node's optimal mix of ``player`` in its matrix game at the children's
     values ``guess0`` (player 0's view)."""
     from solver.engines.simultaneous import simultaneous_node_values
 
     side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
     _, strategies = simultaneous_node_values(graph, side * guess0)
-    return {int(s): _clean(mixes[player]) for s, mixes in strategies.items()}
+    return {int(s): _clean(mixes[player], floor) for s, mixes in strategies.items()}
 
 
 def _improved(graph: Graph, player: int, w0: np.ndarray, mixes: dict[int, np.ndarray],
@@ -563,11 +742,21 @@ def prove_bounds(
     best = np.asarray(best, dtype=np.int64)
     lower = {s: _clean(xy[0]) for s, xy in strategies.items()}
     upper = {s: _clean(xy[1]) for s, xy in strategies.items()}
-    lo, ok_lo, ev_lo = strategy_value(graph, 0, lower, best, payoff0)
-    hi, ok_hi, ev_hi = strategy_value(graph, 1, upper, best, payoff0)
+    # small games: every evaluation in exact arithmetic (no rounding margin, no probability floor)
+    sims = np.flatnonzero(np.asarray(graph.kind) == _SIMULTANEOUS)
+    rows = n + int(np.diff(np.asarray(graph.offsets, dtype=np.int64))[sims].sum())
+    exact_chance = exact_chance_probabilities(graph) if rows <= EXACT_ROWS else None
+    floor = PROB_FLOOR if exact_chance is None else EXACT_FLOOR
+    slack = 2 * FLOAT_MARGIN if exact_chance is None else 0.0
+
+    def evaluate(player: int, mixes: dict[int, np.ndarray], choice: np.ndarray) -> tuple[np.ndarray, bool, int]:
+        return strategy_value(graph, player, mixes, choice, payoff0, exact_chance=exact_chance, floor=floor)
+
+    lo, ok_lo, ev_lo = evaluate(0, lower, best)
+    hi, ok_hi, ev_hi = evaluate(1, upper, best)
     evaluations = ev_lo + ev_hi
     proven = ok_lo and ok_hi
-    width = float(np.max(hi - lo)) + 2 * FLOAT_MARGIN if n else 0.0
+    width = float(np.max(hi - lo)) + slack if n else 0.0
     if progress is not None:
         progress(0, width)
     theta = 0.9
@@ -582,10 +771,10 @@ def prove_bounds(
             old = lo if player == 0 else hi
             own = (lower, choice_lo) if player == 0 else (upper, choice_hi)
             tries = [_improved(graph, player, old, *own),
-                     (_mixes_at(graph, guess, player), _guess_choices(graph, guess))]
+                     (_mixes_at(graph, guess, player, floor), _guess_choices(graph, guess))]
             chosen = None
             for cand, cand_choice in tries:
-                got, ok, ev = strategy_value(graph, player, cand, cand_choice, payoff0)
+                got, ok, ev = evaluate(player, cand, cand_choice)
                 evaluations += ev
                 if not ok:
                     continue
@@ -602,12 +791,13 @@ def prove_bounds(
                     lo, lower, choice_lo = np.maximum(got, lo), cand, cand_choice
                 else:
                     hi, upper, choice_hi = np.minimum(got, hi), cand, cand_choice
-        width = float(np.max(hi - lo)) + 2 * FLOAT_MARGIN if n else 0.0
+        width = float(np.max(hi - lo)) + slack if n else 0.0
         if not improved:
             theta /= 4
         if progress is not None:
             progress(rounds, width)
-    margin = rounding_margin(lower, upper)
+    # exact evaluations were rounded outward once; float64 ones are moved out for rounding
+    margin = rounding_margin(lower, upper) if exact_chance is None else 0.0
     # every value lies between the smallest and the largest end (or 0, endless play): the
     # margin never widens an interval past them
     ends = payoff0[np.asarray(graph.kind) == int(NodeKind.TERMINAL)]
@@ -623,6 +813,7 @@ def prove_bounds(
     hi_m = np.where(side > 0, hi0, -lo0)
     return Bounds(
         lo=lo_m, hi=hi_m, certified=bool(proven and width <= tol), tol=tol, lower=lower, upper=upper,
-        stats={"rounds": rounds, "evaluations": evaluations, "width": width, "proven": proven},
+        stats={"rounds": rounds, "evaluations": evaluations, "width": width, "proven": proven,
+               "exact": exact_chance is not None},
         lower_moves=choice_lo, upper_moves=choice_hi,
     )

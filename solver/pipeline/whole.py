@@ -358,7 +358,8 @@ def _prove(graph: Graph, sol, strategies, extra: dict[str, Any], step: Task, pro
     extra["value_interval"] = [float(b.lo[r]), float(b.hi[r])]
     extra["bounds"] = {"tolerance": bound_tol, "width": width, "rounds": int(b.stats["rounds"]),
                        "max_rounds": int(rounds), "evaluations": int(b.stats["evaluations"]),
-                       "proven": bool(b.stats["proven"]), "seconds": round(time.perf_counter() - t0, 3)}
+                       "proven": bool(b.stats["proven"]), "exact": bool(b.stats["exact"]),
+                       "seconds": round(time.perf_counter() - t0, 3)}
     if not b.certified:
         extra["not_certified_because"] = (
             "the two bounds crossed beyond rounding, so nothing is proven" if not b.stats["proven"]
