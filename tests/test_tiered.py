@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -671,6 +672,28 @@ def test_a_solve_whose_standard_error_is_a_log_writes_progress_lines(tmp_path: P
     monkeypatch.setattr(tiered, "LOG_EVERY", 60.0)
     code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--force", "--out", str(tmp_path))
     assert code == 0 and "tiers:" not in err, err
+
+
+def test_a_large_tier_says_its_own_steps_in_the_lines(tmp_path: Path, capsys, monkeypatch) -> None:
+    # a tier of millions of positions takes minutes: it shows where it is inside the solve's line
+    # (made to apply to this small game's tiers by lowering the threshold)
+    from tests.clirun import run
+
+    monkeypatch.setattr(tiered, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(tierwork, "STEP_MIN_POSITIONS", 1)
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--out", str(tmp_path))
+    assert code == 0, err
+    inner = [ln.split(" > ", 1)[1] for ln in err.splitlines() if "] solving tiers: " in ln and " > " in ln]
+    assert any("positions expanded" in ln and "(expanding)" in ln for ln in inner), err
+    assert any(ln.endswith("(values and remoteness, level by level)") for ln in inner), err
+    assert any(ln.endswith("(writing the tier file)") for ln in inner), err
+    # by passes (--low-memory): the passes say their level
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--low-memory", "--force", "--out", str(tmp_path))
+    assert code == 0 and re.search(r"> .*\(pass \d+ over the undecided positions \(level \d+\)\)", err), err
+    # the default threshold: a small tier shows nothing of its own
+    monkeypatch.setattr(tierwork, "STEP_MIN_POSITIONS", 1 << 20)
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--force", "--out", str(tmp_path))
+    assert code == 0 and "] solving tiers: " in err and " > " not in err, err
 
 
 def test_a_tier_drops_its_children_once_their_moves_are_folded(tmp_path: Path, monkeypatch) -> None:

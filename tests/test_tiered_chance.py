@@ -13,6 +13,7 @@ with dice.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -343,3 +344,23 @@ def test_killed_dice_solve_resumes_to_the_same_table(tmp_path, point):
     tiered.solve_tiered(game, out=tmp_path / "ref", workers=1)
     a, b = load(game, out=tmp_path / "ref").positions, load(game, out=tmp_path / "k").positions
     assert a.equals(b)
+
+
+def test_a_large_chance_tier_says_how_far_value_iteration_is(tmp_path, monkeypatch) -> None:
+    # inside a chance tier: the boundary read, then value iteration chunk by chunk (components
+    # never cut), in the solve's progress lines (the threshold lowered for this small game)
+    import sys
+
+    lines: list[str] = []
+    monkeypatch.setattr(tierwork, "STEP_MIN_POSITIONS", 1)
+    monkeypatch.setattr(tiered_chance, "CHUNK_MIN", 2)
+    monkeypatch.setattr(tiered_chance, "CHUNK_MAX", 2)
+    monkeypatch.setattr(tiered, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(sys, "stderr", type("Log", (), {"write": lambda self, s: lines.append(s),
+                                                         "flush": lambda self: None,
+                                                         "isatty": lambda self: False})())
+    solve(TieredDiceRace.from_params({"target": 4}), out=tmp_path, tiered=True, progress="lines")
+    text = "".join(lines)
+    assert re.search(r"> [^>]*\(reading \d+ positions of finished tiers\)", text), text
+    found = re.findall(r"\(value iteration: (\d+) of (\d+) chunks of components solved", text)
+    assert found and all(int(k) <= int(n) for k, n in found) and any(int(k) > 0 for k, _ in found), text

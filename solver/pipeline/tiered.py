@@ -160,6 +160,8 @@ class Run:
     #: value iteration (games with dice): tolerance and sweep limit
     tol: float = 1e-12
     max_sweeps: int | None = None
+    #: how the large tiers show their own steps (:func:`tierwork.tier_steps`): bars, lines, nothing
+    progress: bool | str = False
 
     @property
     def stochastic(self) -> bool:
@@ -535,7 +537,8 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         if worker is None:
             raise ProtocolError(f"{run.game.name}: the {engine} engine has no tier worker; solve the whole "
                                 "graph (--no-tiered)")
-        return worker(run, info)
+        with tierwork.tier_steps(run, info.tier, info.positions):
+            return worker(run, info)
     finally:
         _release_children(run, info)
 
@@ -619,6 +622,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     t_expand = time.perf_counter() - t0
     # the moves inside the tier as reverse lists (parents of each row), filled chunk by chunk
     # from the scratch file
+    tierwork.tier_step("reverse lists of the moves inside the tier")
     scratch.close()
     roff = _offsets(counts)
     rparent = np.empty(int(roff[-1]), np.int32)
@@ -634,6 +638,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     del fill
     terminal = kind == NodeKind.TERMINAL
     terminal_result = np.where(terminal, result + 1, -1).astype(np.int8)
+    tierwork.tier_step("values and remoteness, level by level")
     value, remoteness = _jit.tier_values(outdeg, roff, rparent, ext_win_min, ext_lose_cnt,
                                          ext_lose_max, ext_tie_min, terminal_result, no_rem)
     del ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min, terminal_result
@@ -648,6 +653,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         while ext_src:
             _jit.fill_grouped(fill, em, ext_src.pop(0), ext_m.pop(0))
         del fill
+        tierwork.tier_step("best forced margins")
         if n == 0 or int(to_move.max()) <= 1:  # two sides: one sweep per player
             best = _jit.tier_margins(outdeg, roff, rparent, eoff, em, terminal, tmargin, to_move)
         else:  # more sides to move: one threshold pass per candidate margin
@@ -659,6 +665,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tierwork.tier_file(t)}")
+    tierwork.tier_step("writing the tier file")
     write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
@@ -876,6 +883,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 if not len(later):
                     return passes
                 r = int(later[0])
+            tierwork.tier_step(f"pass {passes + 1} over the undecided positions (level {r})")
             last = sweep((value == _UNDECIDED) & ~terminal, lambda rows, off, ch: step(rows, off, ch, r))
             passes += 1
             r += 1
@@ -928,6 +936,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3),
             "toolkit_version": solver.__version__}
     fault_point(f"write:{tierwork.tier_file(t)}")
+    tierwork.tier_step("writing the tier file")
     write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
@@ -1216,6 +1225,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     t0 = time.perf_counter()
     run.workers = workers
     run.low_memory = low_memory
+    run.progress = progress
     run.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="expand") if workers > 1 else None
     try:
         with session(progress, every=LOG_EVERY):  # one clock for both phases

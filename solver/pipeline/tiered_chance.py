@@ -215,6 +215,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     # children in other tiers: the boundary, one row per distinct position, read from their
     # finished tier files
     boundary = unique(np.concatenate(out_keys)) if out_keys else np.empty(0, np.uint64)
+    tierwork.tier_step(f"reading {len(boundary):,} positions of finished tiers")
     outside = _outside(run, t, info, boundary)
     outside.keys = None
     moves, b = int(offsets[-1]), len(boundary)
@@ -222,9 +223,11 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     del parts, out_keys, boundary
     memory.return_freed_memory()
     max_sweeps = run.max_sweeps if run.max_sweeps is not None else 100_000
+    tierwork.tier_step("value iteration")
     sol = solve_chance(kind, to_move, result, offsets, child, probs, outside,
                        chunk=max(CHUNK_MIN, min(CHUNK_MAX, n // CHUNK_SHARE)), tol=run.tol,
-                       max_sweeps=max_sweeps)
+                       max_sweeps=max_sweeps, progress=lambda k, chunks, sweeps: tierwork.tier_step(
+                           f"value iteration: {k:,} of {chunks:,} chunks of components solved ({sweeps:,} sweeps)"))
     deg = np.minimum(np.diff(offsets), 65535).astype(np.uint16)  # the file's num_moves column
     del child, probs, outside, offsets
     # value = p_win - p_loss, computed per row group as the file is written (not held whole)
@@ -243,6 +246,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
                                                               "terminal", "chance")}}
     memory.return_freed_memory()
     fault_point(f"write:{tierwork.tier_file(t)}")
+    tierwork.tier_step("writing the tier file")
     write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
     return {**stats, "seconds": time.perf_counter() - t0, "expand_seconds": t_expand}
 

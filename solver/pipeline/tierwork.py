@@ -4,17 +4,50 @@ given), and the split of children into those that stay in the tier and those tha
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 
 from solver.core.arrays import SortedLookup
 from solver.core.game import Game, NodeKind
+from solver.core.progress import Task
 from solver.engines import waiting
 from solver.errors import TableError
 
 #: positions expanded at once (a test makes it small to cross chunk borders)
 CHUNK = 1 << 15
+#: tiers of at least this many positions show their own steps (a bar, or a part of the lines:
+#: ``... > 5 planted: 1,048,576 of 50,693,916 positions expanded (2.1%) (expanding)``), so a tier
+#: that takes minutes does not sit silent; smaller ones would only flash by
+STEP_MIN_POSITIONS = 1 << 20
+
+_steps = threading.local()  # the tier being solved in this thread (its Task), if it shows steps
+
+
+@contextmanager
+def tier_steps(run: Any, tier: int, positions: int) -> Iterator[None]:
+    """While a tier worker solves ``tier`` in this thread, :func:`tier_step` reports where it is
+    (in ``run.progress``'s mode: bars, lines or nothing; nothing for small tiers). The workers
+    stay free of progress code beyond naming their steps."""
+    mode = getattr(run, "progress", False) if positions >= STEP_MIN_POSITIONS else False
+    task = Task(tier_name(run.game, tier), mode, total=positions, unit="positions expanded", percent=True,
+                unit_scale=True, note="starting")
+    _steps.task = task
+    try:
+        yield
+    finally:
+        _steps.task = None
+        task.close()
+
+
+def tier_step(note: str | None = None, done: int | None = None) -> None:
+    """Say what the tier being solved in this thread is doing (``note``) and how many of its
+    positions are through that step (``done``); nothing outside :func:`tier_steps`."""
+    task = getattr(_steps, "task", None)
+    if task is not None:
+        task.update(done, note=note)
 
 
 def tier_name(game: Game, tier: int) -> str:
@@ -53,19 +86,25 @@ def expansions(run: Any, keys: np.ndarray, chunk: int | None = None):
     game, sym = run.game, run.symmetry
     size = CHUNK if chunk is None else int(chunk)
     starts = range(0, len(keys), size)
-    if run.pool is None or len(keys) <= size:
+    n = len(keys)
+    if run.pool is None or n <= size:
         for s in starts:
+            tier_step("expanding", s)
             yield s, _no_dead_end(game.expand(keys[s : s + size], canonical=sym), keys, s)
+        tier_step("expanded", n)
         return
     window: deque = deque()
     for s in starts:
         window.append((s, run.pool.submit(game.expand, keys[s : s + size], canonical=sym)))
         if len(window) > run.workers:
             first, fut = window.popleft()
+            tier_step("expanding", first)
             yield first, _no_dead_end(waiting.result(fut), keys, first)
     while window:
         first, fut = window.popleft()
+        tier_step("expanding", first)
         yield first, _no_dead_end(waiting.result(fut), keys, first)
+    tier_step("expanded", n)
 
 
 def _no_dead_end(exp, keys: np.ndarray, start: int):
