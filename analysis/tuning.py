@@ -167,6 +167,7 @@ def run_sweep(
     exact_limit: int = M.EXACT_LIMIT,
     max_positions: int | None = None,
     notes: list[str] | None = None,
+    bound_rounds: int | None = None,
 ) -> tuple[Path, pl.DataFrame]:
     """Solve every combination of ``vary`` (with ``fixed``), compare, write the report.
 
@@ -192,6 +193,9 @@ def run_sweep(
         Refuse variants with more positions (as ``solve``).
     notes : list, optional
         Receives what the solves had to say (e.g. a table on disk that was not reused).
+    bound_rounds : int, optional
+        Secret simultaneous choices: rounds of better strategies for the proven intervals, as
+        :func:`solver.api.solve` (default there: 4).
 
     Returns
     -------
@@ -203,12 +207,14 @@ def run_sweep(
     combos = combinations(vary)
     with Task("tune", progress, total=len(combos), unit="variants", note_first=True, bar=False) as task:
         return _run_sweep(game_name, fixed, vary, combos, task, out=out, reports_root=reports_root,
-                          progress=progress, exact_limit=exact_limit, max_positions=max_positions, notes=notes)
+                          progress=progress, exact_limit=exact_limit, max_positions=max_positions, notes=notes,
+                          bound_rounds=bound_rounds)
 
 
 def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]], combos: list[dict[str, str]],
                task: Task, *, out: str | Path | None, reports_root: Path, progress: bool | str, exact_limit: int,
-               max_positions: int | None, notes: list[str] | None) -> tuple[Path, pl.DataFrame]:
+               max_positions: int | None, notes: list[str] | None,
+               bound_rounds: int | None = None) -> tuple[Path, pl.DataFrame]:
     from solver.api import make_game, solve
 
     rows = []
@@ -220,7 +226,7 @@ def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]]
         varied = ", ".join(f"{k}={v}" for k, v in combo.items())  # the fixed rest is in the command
         task.update(note=f"solving {varied}")
         sol = solve(game, out=out, progress=progress, max_positions=max_positions, notes=notes,
-                    sweep=False)
+                    sweep=False, bound_rounds=bound_rounds)
         if progress is True:
             print(f"[{i}/{len(combos)}] comparing: random and perfect play, move values", file=sys.stderr)
         task.update(note=f"comparing {varied}: random and perfect play, move values")

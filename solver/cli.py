@@ -231,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter to sweep and its values (repeatable: all combinations)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
+    p.add_argument("--bound-rounds", type=int, default=None, metavar="N",
+                   help="secret simultaneous choices: rounds of better strategies for each variant's "
+                        "proven intervals, as for solve (default 4; a table that stopped at fewer "
+                        "rounds is solved again)")
     _exact_limit_arg(p)
     est = p.add_argument_group("estimated sweeps", "--estimate compares the variants by self-play "
                                "(full-size boards) instead of solving them")
@@ -1307,7 +1311,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         path, table = run_sweep(args.game, fixed, vary, out=args.out, reports_root=args.reports,
                                 progress=_progress(), exact_limit=args.exact_limit,
                                 max_positions=(DEFAULT_MAX_POSITIONS if args.max_positions is None
-                                               else args.max_positions or None), notes=notes)
+                                               else args.max_positions or None), notes=notes,
+                                bound_rounds=args.bound_rounds)
     finally:
         for note in notes:
             print(one_line(f"note: {note}"), file=sys.stderr)

@@ -160,6 +160,18 @@ def test_report_and_tune(capsys, small, tmp_path):
     assert code == 0, err
     sweep = next(p for p in tmp_path.rglob("report.md") if "tune-" in str(p)).read_text()
     assert "secrecy is worth" in sweep
+    # --bound-rounds reaches the sweep's solves: a table stopped at fewer rounds is solved again
+    # (SMALL's default table above: 4 rounds asked), as many as asked
+    code, out, err = run(capsys, "tune", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path),
+                         "--vary", "sequencing=secret,open", "--bound-rounds", "6")
+    assert code == 0, err
+    from solver.api import make_game, load
+
+    meta = load(make_game("petal", {**SMALL, "sequencing": "secret"}), out=root).meta
+    assert meta["bounds"]["max_rounds"] == 6, meta["bounds"]
+    code, out, err = run(capsys, "tune", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path),
+                         "--vary", "sequencing=secret,open", "--bound-rounds", "-1")
+    assert code == 2 and "--bound-rounds -1 must be at least 0" in err
 
 
 @pytest.mark.parametrize("bad,fragment", [
