@@ -765,7 +765,27 @@ def _verdict_section(doc: Document, t: _Tables, solution: Any = None) -> Section
             ["first player", first], ["expected result", f"{v.advantage:+.3f}"],
             [f"{t.bare(t.first)} wins", _pct(v.p_win)], [f"{t.bare(t.first)} loses", _pct(v.p_loss)],
             ["neither", _pct(max(0.0, 1 - v.p_win - v.p_loss))]])
+    proof = _proof_sentence(t.meta)
+    if proof:
+        sec.note(proof)
     return sec
+
+
+def _proof_sentence(meta: dict[str, Any]) -> str | None:
+    """What the table's proven bounds (secret-choice games) say about every position, not only
+    the start: certified (every interval within the tolerance) or the widest interval left."""
+    b = meta.get("bounds")
+    if not b or not b.get("proven"):
+        return None
+    how = (f"{b['rounds']} round{'s' if b['rounds'] != 1 else ''} of better strategies"
+           + (" in exact rational arithmetic" if b.get("exact") else "")
+           + "; each end of an interval is what one player's stationary strategy guarantees against "
+             "every reply of the other")
+    if meta.get("certified"):
+        return (f"Certified: every position's value is proven to lie in an interval at most "
+                f"{max(float(b['width']), 1e-300):.1e} wide ({how}).")
+    return (f"Not certified everywhere: the widest proven interval is {float(b['width']):.1e} wide, more "
+            f"than {float(b['tolerance']):.0e} ({how}); more rounds (--bound-rounds) may narrow it.")
 
 
 def _move_names(solution: Any) -> dict[int, list[str]]:

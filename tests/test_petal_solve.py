@@ -155,6 +155,13 @@ def test_report_and_tune(capsys, small, tmp_path):
     assert code == 0, err
     md = next(tmp_path.rglob("report.md")).read_text()
     assert "first secret choice" in md and "uniformly at random" in md and "secret_strategies.png" in md
+    # what the bounds prove everywhere: SMALL after the default 4 rounds is not certified
+    from solver.api import load, make_game
+
+    meta = load(make_game("petal", SMALL), out=root).meta
+    assert not meta["certified"]
+    assert (f"Not certified everywhere: the widest proven interval is {meta['bounds']['width']:.1e} wide, "
+            f"more than 1e-09 ({meta['bounds']['rounds']} round") in md
     code, out, err = run(capsys, "tune", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path),
                          "--vary", "sequencing=secret,open")
     assert code == 0, err
@@ -165,8 +172,6 @@ def test_report_and_tune(capsys, small, tmp_path):
     code, out, err = run(capsys, "tune", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path),
                          "--vary", "sequencing=secret,open", "--bound-rounds", "6")
     assert code == 0, err
-    from solver.api import make_game, load
-
     meta = load(make_game("petal", {**SMALL, "sequencing": "secret"}), out=root).meta
     assert meta["bounds"]["max_rounds"] == 6, meta["bounds"]
     code, out, err = run(capsys, "tune", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path),

@@ -345,3 +345,19 @@ def test_the_change_in_advantage_is_an_interval_where_a_value_is_only_proven_in_
             {**wide, "kind": "stochastic", "p_first_wins": None, "sequencing": "open"}]
     _, headers, table, _ = what_changes(["sequencing"], rows)
     assert table[1][headers.index("change in 1st-player advantage")] == "in [-1.334, -1.013]"
+
+
+def test_the_report_says_whether_every_position_is_proven():
+    certified = {"certified": True, "bounds": {"proven": True, "rounds": 17, "width": 6.7e-10,
+                                               "tolerance": 1e-9, "exact": False}}
+    assert R._proof_sentence(certified) == (
+        "Certified: every position's value is proven to lie in an interval at most 6.7e-10 wide (17 rounds "
+        "of better strategies; each end of an interval is what one player's stationary strategy "
+        "guarantees against every reply of the other).")
+    wide = {"certified": False, "bounds": {"proven": True, "rounds": 1, "width": 0.5, "tolerance": 1e-9,
+                                           "exact": True}}
+    assert R._proof_sentence(wide).startswith(
+        "Not certified everywhere: the widest proven interval is 5.0e-01 wide, more than 1e-09 (1 round of "
+        "better strategies in exact rational arithmetic;")
+    # nothing proven (bounds crossed, or none computed): nothing said
+    assert R._proof_sentence({"bounds": {"proven": False}}) is None and R._proof_sentence({}) is None
