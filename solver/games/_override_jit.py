@@ -244,3 +244,25 @@ def _child(part, slots, slot, n_sym):
         if v < best:
             best = v
     return best
+
+
+@njit(cache=True, nogil=True)
+def tier_kernel(keys, stride, pieces, cells, add, out):  # pragma: no cover - compiled
+    """:meth:`Override.tier_of` per key: ``pieces``: the six location digits (base ``cells + 1``, 0 = off the board) give one bit per
+    piece on the board; else the base-27 square digits add ``add[digit]`` each."""
+    base = np.uint64(cells + 1)
+    b27 = np.uint64(27)
+    zero = np.uint64(0)
+    for i in range(len(keys)):
+        board = keys[i] // stride
+        t = 0
+        if pieces:
+            for p in range(6):
+                if board % base != zero:
+                    t += 1 << p
+                board = board // base
+        else:
+            for _ in range(cells):
+                t += add[board % b27]
+                board = board // b27
+        out[i] = t

@@ -47,6 +47,7 @@ building child boards.
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Union
 
@@ -57,7 +58,7 @@ from solver.core.picture import Piece, Picture
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
-from solver.games._override_jit import expand_kernel, playout_kernel
+from solver.games._override_jit import expand_kernel, playout_kernel, tier_kernel
 
 COLOURS = "AB"
 SIZES = "SML"
@@ -469,32 +470,27 @@ class Override(Game[OverrideState]):
         """``int64[len(keys)]``: the pyramids placed per colour and size, as the mixed-radix number
         ``sum(count[p] * (per_size + 1) ** p)`` over piece codes ``p`` (never falls along a move).
 
-        Vectorised on the key digits: ``per_size == 1`` reads the six location digits, otherwise
-        the base-27 square digits through a 27-entry table of each square's contribution.
-        """
+        Compiled (:func:`solver.games._override_jit.tier_kernel`: ``per_size == 1`` reads the six
+        location digits, otherwise the base-27 square digits through a 27-entry table of each
+        square's contribution; tests/test_tiers.py checks it against the decoded states)."""
         if not self.fits_64:
             raise ValueError(f"{self.variant.label()} has keys beyond 64 bits; tiers need uint64 keys")
-        u64 = np.uint64
-        board = np.asarray(keys, dtype=u64) // u64(self._stride)
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        out = np.empty(len(keys), dtype=np.int64)
+        tier_kernel(keys, np.uint64(self._stride), self.scheme == "pieces", self.cells, self._square_tiers, out)
+        return out
+
+    @cached_property
+    def _square_tiers(self) -> np.ndarray:
+        """What a square's base-27 code (``sum(colour_s * 3**s)``) adds to the tier id."""
         radix = self.per_size + 1
-        out = np.zeros(len(board), dtype=np.int64)
-        if self.scheme == "pieces":
-            base = u64(self.cells + 1)
-            for p in range(NUM_PIECES):
-                board, loc = np.divmod(board, base)
-                out += (loc != 0).astype(np.int64) << p  # radix 2: the piece's bit
-            return out
-        # a square code q = sum(colour_s * 3**s) adds radix**piece(colour_s - 1, s) per pyramid
         add = np.zeros(27, dtype=np.int64)
         for q in range(27):
             for s in range(NUM_SIZES):
                 c = (q // 3**s) % 3
                 if c:
                     add[q] += radix ** piece(c - 1, s)
-        for _ in range(self.cells):
-            board, q = np.divmod(board, u64(27))
-            out += add[q.astype(np.intp)]
-        return out
+        return add
 
     def tier_counts(self, tier: int) -> list[int]:
         """The pyramids on the board per piece code (``AS .. BL``) of a tier id."""
