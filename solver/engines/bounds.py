@@ -542,7 +542,9 @@ def _exact_values(reply: Reply, pick: np.ndarray, payoff: list[Fraction]) -> lis
             if r not in eqs:
                 continue
             cr, rr = eqs[r]
-            a = cr.pop(v)
+            a = cr.pop(v, None)
+            if a is None:  # v's coefficient there cancelled to 0 in an earlier step
+                continue
             for c, b in coef.items():
                 new = cr.get(c, 0) - a * b
                 if new:
