@@ -586,7 +586,12 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     counts = np.zeros(n, np.int32)  # moves inside the tier into each row
     moves = 0
     try:
-        for s, exp in tierwork.expansions(run, keys):
+        # each chunk's children are split (their tiers, their rows here) in the thread that
+        # expands it: this loop only folds
+        def split(s: int, exp: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return tierwork.split_inside(game, t, exp.children, keys, index)
+
+        for s, exp, (ct, inside, rows) in tierwork.expansions_then(run, keys, split):
             m = len(exp.kind)
             kind[s : s + m] = exp.kind
             to_move[s : s + m] = exp.to_move
@@ -599,7 +604,6 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             if not len(kids):
                 continue
             src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-            ct, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
             if len(rows):
                 int_src.append((s, np.bincount(src[inside] - s, minlength=m).astype(np.uint16)))
                 rows32 = rows.astype(np.int32)

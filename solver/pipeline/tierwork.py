@@ -81,29 +81,42 @@ def expansions(run: Any, keys: np.ndarray, chunk: int | None = None):
     """``(start, Expansion)`` of ``keys`` in chunks of ``chunk`` positions (default
     :data:`CHUNK`), in order. With a pool, the next chunks are expanded in threads while one is
     used (at most ``workers + 1`` chunks held at once)."""
+    for s, exp, _ in expansions_then(run, keys, None, chunk):
+        yield s, exp
+
+
+def expansions_then(run: Any, keys: np.ndarray, then: Any, chunk: int | None = None):
+    """:func:`expansions` that also yields ``then(start, expansion)`` for each chunk, computed in
+    the pool's thread with the expansion (work on a chunk that needs no other chunk: finding
+    where its children lie), so the loop that folds the chunks in order does less."""
     from collections import deque
 
     game, sym = run.game, run.symmetry
     size = CHUNK if chunk is None else int(chunk)
     starts = range(0, len(keys), size)
     n = len(keys)
+
+    def one(s: int):
+        exp = _no_dead_end(game.expand(keys[s : s + size], canonical=sym), keys, s)
+        return exp, (None if then is None else then(s, exp))
+
     if run.pool is None or n <= size:
         for s in starts:
             tier_step("expanding", s)
-            yield s, _no_dead_end(game.expand(keys[s : s + size], canonical=sym), keys, s)
+            yield (s, *one(s))
         tier_step("expanded", n)
         return
     window: deque = deque()
     for s in starts:
-        window.append((s, run.pool.submit(game.expand, keys[s : s + size], canonical=sym)))
+        window.append((s, run.pool.submit(one, s)))
         if len(window) > run.workers:
             first, fut = window.popleft()
             tier_step("expanding", first)
-            yield first, _no_dead_end(waiting.result(fut), keys, first)
+            yield (first, *waiting.result(fut))
     while window:
         first, fut = window.popleft()
         tier_step("expanding", first)
-        yield first, _no_dead_end(waiting.result(fut), keys, first)
+        yield (first, *waiting.result(fut))
     tier_step("expanded", n)
 
 
