@@ -65,10 +65,11 @@ def test_defaults_and_presets() -> None:
     assert (g.variant.size, g.variant.line, g.variant.per_size) == (5, 5, 5)
     assert g.variant.centre_rule is True and g.variant.no_undo is True
     assert Override.scored is False
-    # The three small presets of the rules file.
+    # The three small presets of the rules file, and 4x4 with lines of three.
     assert Override.presets["3x3"] == {"size": 3, "line": 3, "per_size": 1}
     assert Override.presets["3x3-2"] == {"size": 3, "line": 3, "per_size": 2}
     assert Override.presets["4x4"] == {"size": 4, "line": 4, "per_size": 1}
+    assert Override.presets["4x4-3"] == {"size": 4, "line": 3, "per_size": 1}
     for params in Override.presets.values():
         make_game("override", params)
 

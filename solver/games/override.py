@@ -180,6 +180,9 @@ class Override(Game[OverrideState]):
         "3x3": {"size": 3, "line": 3, "per_size": 1},
         "3x3-2": {"size": 3, "line": 3, "per_size": 2},
         "4x4": {"size": 4, "line": 4, "per_size": 1},
+        # 4x4 where three in a row wins: on 4x4 with line=4 no line of four can be made with
+        # three pyramids a player, so this is the non-degenerate 4x4 game
+        "4x4-3": {"size": 4, "line": 3, "per_size": 1},
     }
     largest_preset: ClassVar[str] = "3x3"
     #: no dice, no secret choices (declared: ``pyramids check`` proves it)
