@@ -834,8 +834,8 @@ def _openings_section(doc: Document, t: _Tables, solution: Any) -> Section:
         why, fix = _no_edges(t)
         looked_up = _openings_by_lookup(t, solution) if t.kind == "deterministic" else None
         if looked_up is not None:
-            looked_up.note(f"{why}; the first moves were looked up one by one instead (symmetric "
-                           "moves are listed separately).")
+            looked_up.note(f"{why}; the first moves were looked up one by one instead (moves that "
+                           "lead to the same position up to symmetry are grouped).")
             return looked_up
         sec = Section("Opening moves", f"{why}, so the opening moves are not listed.")
         sec.note(fix)
@@ -951,32 +951,41 @@ def _all_draw_section(t: _Tables, n_moves: int, classes: int, labels: Sequence[s
 
 def _openings_by_lookup(t: _Tables, solution: Any, most: int = 400) -> Section | None:
     """The opening moves from per-position lookups (:meth:`solver.api.Solution.moves`) when the
-    table has no edges (a tiered table too large to regenerate them): ``None`` when the start
-    has more than ``most`` moves or the rules cannot be replayed."""
+    table has no edges (a tiered table too large to regenerate them), moves that lead to the same
+    position up to symmetry grouped as in the edges' section (:meth:`solver.api.Solution.
+    symmetric_moves`): ``None`` when the start has more than ``most`` moves or the rules cannot
+    be replayed."""
     try:
         g = solution.game
         state = g.initial_state()
         if g.node_kind(state) != NodeKind.DECISION or len(list(g.legal_actions(state))) > most:
             return None
         moves = solution.moves(state)
+        alike = solution.symmetric_moves(state, moves) if moves else {}
     except Exception:  # lookups need the game's rules and every child row
         return None
     if not moves or any(m.value is None for m in moves):
         return None
     n = len(moves)
+    hidden = {name for others in alike.values() for name in others}
+    groups = [[m.move, *alike.get(m.move, [])] for m in moves if m.move not in hidden]
+    firsts = [m for m in moves if m.move not in hidden]
+    labels = [_join_names(grp) for grp in groups]
     counts = defaultdict(int)
     for m in moves:
         counts[m.value] += 1
     if counts["draw"] == n:
-        return _all_draw_section(t, n, n, [m.move for m in moves], True, None)
+        return _all_draw_section(t, n, len(groups), labels, True, None)
     plural = {"win": "wins", "tie": "ties", "draw": "draws", "lose": "losses"}
-    reading = (f"The start has {n} legal move{'s' if n != 1 else ''}: "
+    sym = f" ({len(groups)} up to symmetry)" if len(groups) != n else ""
+    reading = (f"The start has {n} legal move{'s' if n != 1 else ''}{sym}: "
                + ", ".join(f"{counts[v]} {plural[v]}" for v in ("win", "tie", "draw", "lose") if counts[v]) + ".")
     sec = Section("Opening moves", reading)
-    sec.table(["move", "value for the mover", "plies to the end"],
-              [[m.move, m.value, "-" if m.remoteness is None else m.remoteness + 1] for m in moves[:MAX_ROWS]])
-    if n > MAX_ROWS:
-        sec.note(f"{n - MAX_ROWS} more moves are not listed.")
+    sec.table(["move(s)", "moves", "value for the mover", "plies to the end"],
+              [[lbl, len(grp), m.value, "-" if m.remoteness is None else m.remoteness + 1]
+               for lbl, grp, m in zip(labels, groups, firsts)][:MAX_ROWS])
+    if len(groups) > MAX_ROWS:
+        sec.note(f"{len(groups) - MAX_ROWS} more classes of moves are not listed.")
     return sec
 
 

@@ -181,6 +181,36 @@ def test_report_of_a_tiered_table_without_its_moves_streams_its_files(name, para
     assert "value_by_ply.png" in drawn and "branching.png" in drawn
 
 
+def _opening_rows(lines: list[str]) -> list[tuple[frozenset, int, str, str]]:
+    """The opening-moves table's rows: (names of the group, moves, value, plies to the end)."""
+    rows = [[c.strip() for c in r.strip("|").split("|")] for r in lines if r.startswith("| ")]
+    out = []
+    for cells in rows[2:]:  # after the header and its rule
+        names = frozenset(n for n in cells[0].split(" (+")[0].split(", "))
+        out.append((names, int(cells[1]), cells[2], cells[3]))
+    return out
+
+
+@pytest.mark.parametrize("name,params", SMALL[:2], ids=lambda x: x if isinstance(x, str) else None)
+def test_opening_moves_looked_up_are_grouped_by_symmetry_as_from_the_moves(name, params, tmp_path, monkeypatch):
+    """Without its moves, a tiered table's report looks the first moves up one by one and groups
+    those that lead to symmetric positions: the same groups, counts, values and lengths as the
+    whole-graph report reads from its moves (the first four names of each group)."""
+    import solver.api as api
+    from analysis.report import write_report
+
+    game = _game(name, params)
+    whole = api.solve(game, out=tmp_path / "w", tiered=False)
+    api.solve(game, out=tmp_path / "t", tiered=True)
+    monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
+    lazy = api.load(game, out=tmp_path / "t")
+    a = _opening_rows(_sections(write_report(whole, tmp_path / "ra").read_text().splitlines())["Opening moves"])
+    b = _opening_rows(_sections(write_report(lazy, tmp_path / "rb").read_text().splitlines())["Opening moves"])
+    n_moves = len(game.legal_actions(game.initial_state()))
+    assert sum(r[1] for r in b) == n_moves and len(b) < n_moves  # grouped: fewer rows than moves
+    assert sorted(b, key=repr) == sorted(a, key=repr)
+
+
 @pytest.mark.parametrize("name,params", SMALL[:3], ids=lambda x: x if isinstance(x, str) else None)
 def test_tune_row_of_a_tiered_table_without_its_moves_equals_the_whole_graph_row(name, params, tmp_path, monkeypatch):
     """A sweep's row of a tiered table streams its files too: the numbers that need no moves equal
