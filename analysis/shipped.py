@@ -28,6 +28,7 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     # 2.24G positions in 2,792 tiers: 21 GB of discovery files, 6.1 hours of tier solves
     # (summed; two at a time here), 14.0 GB peak, a 4.0 GB table
     ("blam", "4x4-2"),
+    ("blam", "6x6"),  # 175.5M positions in 200 tiers, one pyramid per size: tier by tier, 457 s here
     ("carrots", "3x3"),
     ("petal", "6"),
 ]

@@ -123,6 +123,7 @@ def test_parameters_and_presets() -> None:
     assert Blam.presets["4x4"] == {"rows": 4, "cols": 4, "per_size": 1}
     assert Blam.presets["3x3-3p"] == {"rows": 3, "cols": 3, "per_size": 1, "players": 3}
     assert Blam.presets["4x4-2"] == {"rows": 4, "cols": 4, "per_size": 2}
+    assert Blam.presets["6x6"] == {"rows": 6, "cols": 6, "per_size": 1}
     assert make_game("blam", players="3").num_players == 3
     # the full game's keys exceed 64 bits: allowed, with a warning; enumerating it is refused
     assert g.key_space > 2**64 and "bits" in g.too_big() and not g.warnings

@@ -141,6 +141,8 @@ class Blam(Game[BlamState]):
         "4x4": {"rows": 4, "cols": 4, "per_size": 1},
         "3x3-3p": {"rows": 3, "cols": 3, "per_size": 1, "players": 3},
         "4x4-2": {"rows": 4, "cols": 4, "per_size": 2},
+        # 6x6 with one pyramid of each size a player (175M positions: tier by tier)
+        "6x6": {"rows": 6, "cols": 6, "per_size": 1},
     }
     largest_preset = "4x4"
     #: no dice, no secret choices (declared: ``pyramids check`` proves it)
