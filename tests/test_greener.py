@@ -594,3 +594,24 @@ def test_setup_rows_name_their_layout() -> None:
     assert parse_layout(g.describe_state(start), 3, 4) == start.board
     after = g.apply(start, g.legal_actions(start)[0])
     assert "/" in g.describe_state(after) and "to move" in g.describe_state(after)
+
+
+@pytest.mark.parametrize("cells,greens", [(1, 0), (4, 0), (6, 0), (6, 2), (9, 3), (9, 0)])
+def test_board_estimate_equals_the_exact_ranker_even_without_green_pyramids(cells, greens):
+    """The floating-point board count used to refuse keys that cannot fit equals the exact
+    ranker's count, also when every pyramid is black or white (no green: it raised IndexError)."""
+    from solver.games.greener import BoardRanker, estimate_boards
+
+    assert estimate_boards(cells, greens) == pytest.approx(BoardRanker(cells, greens).size, rel=1e-12)
+
+
+def test_a_board_without_green_pyramids_solves_or_refuses_in_one_line(tmp_path, capsys):
+    """Found by the fuzz test: 2x3 with 3 black and 3 white (preset 3x3-3 on two rows) leaves
+    no green pyramid; solve answers (exit 0 or one-line error 2), never a traceback."""
+    from solver.cli import main
+
+    code = main(["solve", "greener", "--preset", "3x3-3", "--set", "rows=2", "--out", str(tmp_path),
+                 "--max-positions", "20000", "--quiet"])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "Traceback" not in err
+    assert code == 0 or len([line for line in err.splitlines() if line.startswith("error")]) == 1

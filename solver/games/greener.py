@@ -265,7 +265,8 @@ def estimate_boards(cells: int, greens: int) -> float:
     table[0, 0] = 1.0
     weights = np.zeros((cells + 1, greens + 1))
     weights[0, 0] = 1.0
-    weights[1, 1] = 1.0
+    if greens >= 1:
+        weights[1, 1] = 1.0
     weights[1, 0] = 2.0
     for h in range(2, cells + 1):
         weights[h, : min(h, greens + 1)] = 2.0
