@@ -398,20 +398,18 @@ def create_app(tables: str | Path = "tables") -> Flask:
         nav.append(f"<a id='permalink' href='{link(moves)}'>link to this position</a>")
         nav.append("<a href='/'>all variants</a>")
         rows = []
-        alike = {} if request.args.get("all") else sol.symmetric_moves(state, options)
-        hidden = {n for others in alike.values() for n in others}
-        for m in options:
-            if m.move in hidden:
-                continue
+        grouped = [(m, []) for m in options] if request.args.get("all") else sol.move_groups(state, options)
+        hidden = len(options) - len(grouped)
+        for m, others in grouped:
             cls = _value_class(m.value)
-            same = (f" <span class='muted' title='{escape(', '.join(alike[m.move]))}'>(and "
-                    f"{len(alike[m.move])} symmetric)</span>" if m.move in alike else "")
+            same = (f" <span class='muted' title='{escape(', '.join(others))}'>(and "
+                    f"{len(others)} symmetric)</span>" if others else "")
             rows.append(f"<tr><td><a class='move {cls}' data-value='{escape(str(m.value))}' "
                         f"data-remoteness='{'' if m.remoteness is None else m.remoteness}' "
                         f"href='{link(moves + [m.move])}'>{escape(m.move)}</a></td>"
                         f"<td>{escape(_move_text(m))}{same}</td></tr>")
         if hidden:
-            rows.append(f"<tr><td colspan='2' class='muted'>{len(hidden)} moves that lead to the same "
+            rows.append(f"<tr><td colspan='2' class='muted'>{hidden} moves that lead to the same "
                         f"positions as others (up to symmetry) are counted beside them: <a id='all-moves' "
                         f"href='{link(moves)}&amp;all=1'>list every move</a></td></tr>")
         kind_title = {"chance": "Outcomes (probability; value for the side to move)",

@@ -961,31 +961,28 @@ def _openings_by_lookup(t: _Tables, solution: Any, most: int = 400) -> Section |
         if g.node_kind(state) != NodeKind.DECISION or len(list(g.legal_actions(state))) > most:
             return None
         moves = solution.moves(state)
-        alike = solution.symmetric_moves(state, moves) if moves else {}
+        grouped = solution.move_groups(state, moves)
     except Exception:  # lookups need the game's rules and every child row
         return None
     if not moves or any(m.value is None for m in moves):
         return None
     n = len(moves)
-    hidden = {name for others in alike.values() for name in others}
-    groups = [[m.move, *alike.get(m.move, [])] for m in moves if m.move not in hidden]
-    firsts = [m for m in moves if m.move not in hidden]
-    labels = [_join_names(grp) for grp in groups]
+    labels = [_join_names([m.move, *others]) for m, others in grouped]
     counts = defaultdict(int)
     for m in moves:
         counts[m.value] += 1
     if counts["draw"] == n:
-        return _all_draw_section(t, n, len(groups), labels, True, None)
+        return _all_draw_section(t, n, len(grouped), labels, True, None)
     plural = {"win": "wins", "tie": "ties", "draw": "draws", "lose": "losses"}
-    sym = f" ({len(groups)} up to symmetry)" if len(groups) != n else ""
+    sym = f" ({len(grouped)} up to symmetry)" if len(grouped) != n else ""
     reading = (f"The start has {n} legal move{'s' if n != 1 else ''}{sym}: "
                + ", ".join(f"{counts[v]} {plural[v]}" for v in ("win", "tie", "draw", "lose") if counts[v]) + ".")
     sec = Section("Opening moves", reading)
     sec.table(["move(s)", "moves", "value for the mover", "plies to the end"],
-              [[lbl, len(grp), m.value, "-" if m.remoteness is None else m.remoteness + 1]
-               for lbl, grp, m in zip(labels, groups, firsts)][:MAX_ROWS])
-    if len(groups) > MAX_ROWS:
-        sec.note(f"{len(groups) - MAX_ROWS} more classes of moves are not listed.")
+              [[lbl, 1 + len(others), m.value, "-" if m.remoteness is None else m.remoteness + 1]
+               for lbl, (m, others) in zip(labels, grouped)][:MAX_ROWS])
+    if len(grouped) > MAX_ROWS:
+        sec.note(f"{len(grouped) - MAX_ROWS} more classes of moves are not listed.")
     return sec
 
 

@@ -308,6 +308,15 @@ class Solution:
             groups.setdefault(int(g.encode(g.canonical(child))), []).append(m.move)
         return {names[0]: names[1:] for names in groups.values() if len(names) > 1}
 
+    def move_groups(self, state: Any, moves: list[MoveValue] | None = None) -> list[tuple[MoveValue, list[str]]]:
+        """``moves`` (default :meth:`moves`) one per position they lead to up to symmetry: each
+        group's first move, in ``moves`` order, with the names of the others of its group (empty
+        when it is alone). See :meth:`symmetric_moves`."""
+        moves = self.moves(state) if moves is None else moves
+        alike = self.symmetric_moves(state, moves)
+        hidden = {name for others in alike.values() for name in others}
+        return [(m, alike.get(m.move, [])) for m in moves if m.move not in hidden]
+
     def payoff_matrix(self, state: Any) -> tuple[list[str], list[str], np.ndarray] | None:
         """At a secret simultaneous choice: player 1's and player 2's action names and the matrix
         of player 1's expected results of each joint choice (rows player 1's actions), with

@@ -1044,19 +1044,17 @@ def cmd_show(args: argparse.Namespace) -> int:
                "simultaneous": "joint choices (player 1's/player 2's; probability under optimal play, "
                                "value for player " + str(pv.to_move + 1) + "):"}.get(
             pv.kind, "moves (value for the mover after playing it, best first):"))
-        alike = {} if args.all_moves else sol.symmetric_moves(state, moves)
-        hidden = {n for others in alike.values() for n in others}
-        for m in moves:
-            if m.move in hidden:
-                continue
+        grouped = [(m, []) for m in moves] if args.all_moves else sol.move_groups(state, moves)
+        hidden = len(moves) - len(grouped)
+        for m, others in grouped:
             line_ = _describe_move(m)
-            if m.move in alike:
-                k = len(alike[m.move])
+            if others:
+                k = len(others)
                 label = f"{m.move} (and {k} symmetric move{'s' if k > 1 else ''})"
                 line_ = _describe_move(dataclasses.replace(m, move=label))
             print("  " + line_)
         if hidden:
-            print(f"  ({len(hidden)} moves that lead to the same positions as others, up to symmetry, "
+            print(f"  ({hidden} moves that lead to the same positions as others, up to symmetry, "
                   "are counted beside them; --all-moves lists every move)")
     if args.line:
         print(f"principal variation ({len(line)} plies; each move's value for its mover):")
