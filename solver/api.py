@@ -27,6 +27,7 @@ from solver.pipeline import whole as pipeline
 from solver.pipeline.measured import large_reason
 from solver.pipeline.route import Route, route
 from solver.pipeline.tasks import SweepResult, sweep_setups
+from solver.pipeline.tiered_setups import read_setups
 from solver.pipeline.whole import BOUND_ROUNDS, MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
@@ -428,7 +429,8 @@ class TieredSolution(Solution):
 
     def __init__(self, game: Game, positions: pl.DataFrame | None, meta: dict[str, Any], path: Path,
                  edges: pl.DataFrame | None = None, setups: pl.DataFrame | None = None) -> None:
-        self.game, self.meta, self.path, self.setups = game, meta, path, None
+        self.game, self.meta, self.path = game, meta, path
+        self.setups = read_setups(path) if meta.get("setups_file") else None
         self._cols = {}
         self._positions = positions
         self._edges: pl.DataFrame | None = None
@@ -441,7 +443,8 @@ class TieredSolution(Solution):
             from solver.pipeline.tiered import read_tier
 
             frames = [read_tier(self.path, t) for t in self.meta.get("tiers", [])]
-            self._positions = pl.concat(frames).sort("key") if frames else pl.DataFrame()
+            # (a random setup's start row has the columns of a chance row besides: null elsewhere)
+            self._positions = pl.concat(frames, how="diagonal_relaxed").sort("key") if frames else pl.DataFrame()
         return self._positions
 
     def scan(self) -> pl.LazyFrame:
@@ -505,6 +508,10 @@ class TieredSolution(Solution):
                 p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]),
                 kind=NodeKind(int(row["kind"])).name.lower(), payoff=self.meta.get("payoffs") == "real",
             )
+        if int(row["kind"]) == NodeKind.CHANCE:  # a random setup's start (:mod:`tiered_setups`)
+            return PositionValue(value=None, remoteness=None, margin=None, expected=float(row["expected"]),
+                                 p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]),
+                                 kind="chance")
         return PositionValue(
             value=VALUE_NAMES[int(row["value"])], remoteness=row["remoteness"],
             margin=None if margin is None else int(margin), to_move=int(row["player"]),

@@ -447,7 +447,7 @@ def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply:
             data[name] = s.set(pl.Series(arr == NO_REMOTENESS), None) if (arr == NO_REMOTENESS).any() else s
         elif (name == "value" or name.endswith("_value")) and arr.dtype != np.float64:
             data[name] = pl.Series(arr.astype(np.uint8), dtype=pl.UInt8)
-        elif name == "margin" or name.endswith("_margin"):
+        elif (name == "margin" or name.endswith("_margin")) and name != "expected_margin":  # (a mean)
             data[name] = pl.Series(arr.astype(np.int16), dtype=pl.Int16)
         else:
             data[name] = pl.Series(arr.astype(np.float64), dtype=pl.Float64)

@@ -80,8 +80,17 @@ def test_carrots_tiered_is_value_iteration_tiers():
 def test_tiered_on_petal_is_refused_in_one_line():
     with pytest.raises(VariantError, match="cannot be solved tier by tier; solve it without --tiered"):
         route(preset("petal", "6"), tiered=True)
-    with pytest.raises(VariantError, match="has a random setup or secret choices"):
-        route(make_game("greener", G33_3), tiered=True)
+
+def test_tiered_random_setup_is_the_union_of_its_setups():
+    """--tiered on a random setup solves every setup's positions together, tier by tier, by
+    retrograde (issue 35), even where the default is a sweep; options only a sweep takes still
+    ask for the sweep."""
+    r = route(make_game("greener", G33_3), tiered=True)
+    assert (r.kind, r.engine) == ("tiers", "retrograde")
+    g44 = make_game("greener", rows=4, cols=4, black=4, white=4, setup="all")
+    assert route(g44).kind == "sweep" and route(g44, tiered=True).kind == "tiers"
+    assert route(g44, tiered=True, sweep_options={"jobs": 2}).kind == "tiers"
+    assert route(g44, tiered=True, sweep_options={"setup_limit": 5}).kind == "sweep"
 
 
 def test_sweep_options_on_override_are_refused():

@@ -91,7 +91,8 @@ def route(game: Game, *, tiered: bool | None = None, folder: Path | None = None,
         setups = getattr(game, "num_setups", 0) or 0
         return Route("sweep", engine_of(game, "sweep"),
                      f"setup sweep: {f'{setups:,} arrangements' if setups else 'a random setup'}, asked for")
-    if sweep is None:
+    # --tiered (without options only a sweep takes): every setup's positions together, tier by tier
+    if sweep is None and (tiered is not True or any(k in given for k in SWEEP_ONLY)):
         chosen = _sweep_reason(game, given)
         if chosen is not None:
             return Route("sweep", engine_of(game, "sweep"), chosen)
@@ -139,8 +140,7 @@ def _tiers_reason(game: Game, asked: bool | None, folder: Path | None) -> str | 
         return None
     if asked and not tiered.supports_tiers(game):
         why = ("does not name tiers" if not game.has_tiers
-               else "has a random setup or secret choices, which the tiered solver does not handle yet "
-                    "(a random setup is swept as tasks: --jobs N)")
+               else "has secret simultaneous choices, which the tiered solver does not handle yet")
         raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "
                            "solve it without --tiered")
     return "tier by tier: asked for (--tiered)" if asked else None

@@ -63,7 +63,7 @@ from solver.engines import _retro_jit as _jit
 from solver.engines import waiting
 from solver.errors import ClusterError, ProtocolError, TableError, TooBigError
 from solver.faults import fault_point
-from solver.pipeline import measured, memory, tierwork, workfiles
+from solver.pipeline import measured, memory, tiered_setups, tierwork, workfiles
 from solver.pipeline.capabilities import engine_of
 from solver.tables import (
     clean_stale,
@@ -89,15 +89,17 @@ Progress = Callable[[str, str, int, "int | None"], None]
 
 
 def supports_tiers(game: Game) -> bool:
-    """The game names tiers (:attr:`Game.has_tiers`) and either starts at a decision position or
+    """The game names tiers (:attr:`Game.has_tiers`) and either starts at a decision position, or
     has dice during play (``Game.chance == "in-play"``: solved by tiered value iteration, a random
-    start included). A random setup alone (``chance == "setup"``: swept as tasks instead) and
-    secret simultaneous choices are not handled tier by tier; the discovery stops at once on a
-    node it cannot solve."""
+    start included), or its only chance is a random setup at the start (``chance == "setup"``:
+    the union of every setup's positions is solved tier by tier, :mod:`.tiered_setups`). Secret
+    simultaneous choices are not handled tier by tier; the discovery stops at once on a node it
+    cannot solve."""
     if not game.has_tiers:
         return False
     kind = game.node_kind(game.initial_state())
-    return kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (kind == NodeKind.CHANCE and stochastic(game))
+    return (kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (kind == NodeKind.CHANCE and stochastic(game))
+            or tiered_setups.is_setup_root(game))
 
 
 def stochastic(game: Game) -> bool:
@@ -303,11 +305,16 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
     if not infos and not (run.discover / "pending").exists():
         start = game.initial_state()
         root = np.array([game.encode(game.canonical(start) if sym else start)], dtype=np.uint64)
-        rt = int(game.tier_of(root)[0])
-        d = _pending_dir(run, rt)
-        d.mkdir(parents=True, exist_ok=True)
-        workfiles.atomic_npy(d / "from-start-0-keys.npy", root)
-        workfiles.atomic_npy(d / "from-start-0-ply.npy", np.zeros(1, np.uint16))
+        # a random setup: every setup's start seeds the discovery (ply 1); the start itself is
+        # the setup tier, solved last from the setups' values (:func:`_solve_setup_tier`)
+        setup = tiered_setups.is_setup_root(game)
+        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym)) if setup
+                 else {int(game.tier_of(root)[0]): root})
+        for rt, keys in seeds.items():
+            d = _pending_dir(run, rt)
+            d.mkdir(parents=True, exist_ok=True)
+            workfiles.atomic_npy(d / "from-start-0-keys.npy", keys)
+            workfiles.atomic_npy(d / "from-start-0-ply.npy", np.full(len(keys), int(setup), np.uint16))
     total = sum(i.positions for i in infos.values())
     while True:
         t = _next_pending(run, set(infos))
@@ -1236,6 +1243,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
             infos = discover(run, max_positions=max_positions, progress=bar)
             t_disc = time.perf_counter() - t0
             stats = solve_tiers(run, infos, workers=workers, progress=bar, cluster=cluster)
+            if tiered_setups.is_setup_root(game):
+                _solve_setup_tier(run, infos, stats)
             if bar is not None:
                 bar.close()
     except BaseException:  # interrupted: do not wait for the expansions still running
@@ -1251,6 +1260,28 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
             bar.close()
     t_solve = time.perf_counter() - t0 - t_disc
     return _finish(run, infos, stats, t_disc, t_solve)
+
+
+def _solve_setup_tier(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any]]) -> None:
+    """A random setup's start, once every tier of its setups is solved: the setup tier (one
+    chance row) and the setups table, read from the setups' tier files (:mod:`.tiered_setups`).
+    Adds the tier to ``infos`` and ``stats`` (a chance row: no value to count)."""
+    t0 = time.perf_counter()
+    game = run.game
+    root = tiered_setups.setup_root(game, run.symmetry)
+    rt = int(game.tier_of(np.array([root.key], dtype=np.uint64))[0])
+    if rt in infos:
+        raise RuntimeError(f"{game.name}.tier_of: the setup tier {rt} also holds positions after the setup")
+    files = {t: run.tiers_dir / tierwork.tier_file(t) for t in infos}
+    files[rt] = run.tiers_dir / tierwork.tier_file(rt)
+    meta = {**run.identity(), "tier": rt, "tier_name": tierwork.tier_name(game, rt),
+            "toolkit_version": solver.__version__}
+    done = tiered_setups.solve_root_tier(game, root, rt, files, run.work, meta)
+    infos[rt] = TierInfo(rt, 1, done["children"], height=1 + max(infos[c].height for c in done["children"]),
+                         terminal=0)
+    stats[rt] = {"tier": rt, "positions": 1, "moves": done["setups"], "inside_moves": 0,
+                 "seconds": time.perf_counter() - t0, "terminal": 0, "by_value": [0, 0, 0, 0],
+                 "setup": done, "player": root.player}
 
 
 def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any]], t_disc: float,
@@ -1310,6 +1341,14 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         from solver.pipeline.tiered_chance import finish_meta
 
         meta.update(finish_meta(tier_metas))
+    setup = stats.get(root_tier, {}).get("setup")
+    if setup is not None:  # a random setup: the start is a chance node over the setups
+        meta["counts"]["chance"] = 1
+        meta.update({"solver": "retrograde+setups", "setups_file": tiered_setups.SETUPS_FILE,
+                     "setup_player": int(stats[root_tier]["player"]),
+                     "expected_result": setup["expected"]})
+        if "expected_margin" in setup:
+            meta["expected_margin"] = setup["expected_margin"]
     workfiles.atomic_json(run.work / MANIFEST, meta)
     fault_point("rename")
     # the rename is the commit point: killed before it, the run resumes (everything is found
@@ -1353,6 +1392,9 @@ def read_manifest(folder: Path, *, game: str, variant: dict[str, str], rules_ver
     if meta.get("rules_version") != rules_version:
         raise TableError(f"{folder} was solved with rules version {meta.get('rules_version')} but the "
                          f"current rules are version {rules_version}", fix="solve again with --force")
+    if meta.get("setups_file") and not (folder / meta["setups_file"]).exists():
+        raise TableError(f"{folder} is incomplete: its setups table {meta['setups_file']} is missing",
+                         fix="solve again with --force")
     for t in meta.get("tiers", []):
         path = folder / t["file"]
         if not path.exists():
@@ -1441,8 +1483,12 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
     cols = (["key", "player", "kind", "value", "p_win", "p_loss"] if chance else
             ["key", "player", "kind", "value", "remoteness"] + (["margin"] if scored else []))
     problems: list[str] = []
+    setup_tier = meta.get("root_tier") if meta.get("setups_file") else None
     for entry in meta["tiers"]:
         t = int(entry["tier"])
+        if t == setup_tier:  # a random setup's start: checked against its setups' rows
+            problems += tiered_setups.verify_root(game, folder, meta, files)
+            continue
         df = pl.read_parquet(files[t], columns=cols)
         keys = df["key"].to_numpy()
         n = len(keys)

@@ -1,0 +1,185 @@
+"""A random setup solved tier by tier as the union of its setups' positions (issue 35): the same
+tables as the whole-graph solve (every setup's value, remoteness, margin; the start's expected
+result), proven tier by tier, resumable after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver import api
+from solver.core.game import NodeKind
+from solver.errors import TableError
+from solver.games import make_game
+from solver.pipeline import tiered, tiered_setups
+
+G33 = dict(rows=3, cols=3, black=2, white=2, setup="all")
+G33_ARGS = ["greener", "--set", "rows=3", "--set", "cols=3", "--set", "black=2", "--set", "white=2",
+            "--set", "setup=all"]
+#: columns whose values come from sums of floats (the start's chance row): compared to 1e-9
+FLOAT_COLUMNS = ("expected", "expected_margin", "p_win", "p_loss")
+
+
+def _solve_both(game, tmp: Path):
+    whole = api.solve(game, out=tmp / "whole", tiered=False)
+    union = api.solve(game, out=tmp / "union", tiered=True, workers=1)
+    return whole, union
+
+
+def _assert_same_tables(whole, union) -> None:
+    assert union.meta["layout"] == "tiered" and union.meta["solver"] == "retrograde+setups"
+    assert union.setups is not None and union.setups.equals(whole.setups)
+    a, b = union.positions, whole.positions
+    exact = [c for c in b.columns if c not in FLOAT_COLUMNS]
+    assert a.select(exact).equals(b.select(exact))
+    chance = (b["kind"] == int(NodeKind.CHANCE)).to_numpy()
+    assert chance.sum() == 1
+    for c in ("expected", "expected_margin"):
+        if c in b.columns:
+            assert abs(a[c].to_numpy()[chance][0] - b[c].to_numpy()[chance][0]) < 1e-9
+    for k in ("expected_result", "expected_margin"):
+        assert abs(union.meta[k] - whole.meta[k]) < 1e-9, k
+    assert union.meta["setup_player"] == whole.meta["setup_player"]
+    assert union.meta["counts"] == whole.meta["counts"]
+    ra, rb = union.root, whole.root
+    assert (ra.kind, ra.to_move) == (rb.kind, rb.to_move) == ("chance", rb.to_move)
+    for f in ("expected", "p_win", "p_loss"):
+        assert abs(getattr(ra, f) - getattr(rb, f)) < 1e-9, f
+    state = union.game.initial_state()
+    assert [(m.move, m.value, m.remoteness, m.margin) for m in union.moves(state)] == \
+        [(m.move, m.value, m.remoteness, m.margin) for m in whole.moves(state)]
+
+
+@pytest.mark.parametrize("params", [G33, dict(G33, black=3, white=3), dict(G33, rows=2, cols=4, tiebreak="none")])
+def test_union_of_setups_equals_the_whole_graph(tmp_path, params):
+    game = make_game("greener", params)
+    whole, union = _solve_both(game, tmp_path)
+    _assert_same_tables(whole, union)
+    assert tiered.verify_tiered(game, union.path) == []
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.integers(1, 3), cols=st.integers(2, 4), black=st.integers(0, 3), white=st.integers(0, 3),
+       tiebreak=st.sampled_from(["tallest", "none"]))
+def test_union_equals_the_whole_graph_on_random_setups(tmp_path_factory, rows, cols, black, white, tiebreak):
+    """Random small boards (every black/white count that fits, greens the rest)."""
+    if black + white > rows * cols:
+        return
+    game = make_game("greener", dict(rows=rows, cols=cols, black=black, white=white, setup="all",
+                                     tiebreak=tiebreak))
+    if game.too_big() is not None:
+        return
+    _assert_same_tables(*_solve_both(game, tmp_path_factory.mktemp("g")))
+
+
+def test_verify_finds_a_wrong_start_or_setups_table(tmp_path):
+    game = make_game("greener", G33)
+    union = api.solve(game, out=tmp_path, tiered=True, workers=1)
+    folder = union.path
+    meta = json.loads((folder / tiered.MANIFEST).read_text())
+    root_file = folder / next(t["file"] for t in meta["tiers"] if t["tier"] == meta["root_tier"])
+    stored = tiered_setups.read_setups(folder)
+    # a setups table whose first setup is said to be lost when it is won (or the other way)
+    flipped = stored.with_columns(pl.when(pl.int_range(pl.len()) == 0)
+                                  .then(pl.lit("tie")).otherwise(pl.col("value")).alias("value"))
+    from solver.tables import read_meta, write_parquet
+
+    write_parquet(flipped, folder / tiered_setups.SETUPS_FILE, read_meta(folder / tiered_setups.SETUPS_FILE))
+    assert any("setups.parquet" in p for p in tiered.verify_tiered(game, folder))
+    write_parquet(stored, folder / tiered_setups.SETUPS_FILE, read_meta(folder / tiered_setups.SETUPS_FILE))
+    assert tiered.verify_tiered(game, folder) == []
+    # a start row whose expected result is off
+    row = pl.read_parquet(root_file)
+    write_parquet(row.with_columns(pl.col("expected") + 0.01), root_file, read_meta(root_file))
+    assert any("stored expected" in p for p in tiered.verify_tiered(game, folder))
+    # a missing setups table: the table is refused in one line
+    (folder / tiered_setups.SETUPS_FILE).unlink()
+    with pytest.raises(TableError, match="setups table setups.parquet is missing"):
+        api.load(game, out=tmp_path)
+
+
+def _cli(args, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k != "PYRAMIDS_FAULT"}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def _folder(root: Path) -> Path:
+    return next(p for p in (root / "greener").iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """An uninterrupted union solve of ``G33`` (one for the module)."""
+    root = tmp_path_factory.mktemp("ref")
+    ref = _cli(["solve", *G33_ARGS, "--tiered", "--out", str(root), "--quiet", "--workers", "1"])
+    assert ref.returncode == 0, ref.stderr
+    return root
+
+
+@pytest.mark.parametrize("point", ["tier-discovered#3", "tier-solved#5", "rename"])
+def test_killed_union_solve_resumes_to_the_same_table(tmp_path, point, reference):
+    root = tmp_path / "killed"
+    killed = _cli(["solve", *G33_ARGS, "--tiered", "--out", str(root), "--quiet", "--workers", "1"],
+                  {"PYRAMIDS_FAULT": f"KILL@{point}"})
+    assert killed.returncode == -signal.SIGKILL
+    with pytest.raises(TableError, match="unfinished .* run the same `pyramids solve` command again"):
+        api.load(make_game("greener", G33), out=root)
+    again = _cli(["solve", *G33_ARGS, "--out", str(root), "--json", "--quiet", "--workers", "1"])
+    assert again.returncode == 0, again.stderr
+    assert "resuming" in again.stderr
+    a, b = _folder(reference), _folder(root)
+    files = sorted(p.relative_to(a) for p in a.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*.parquet"))
+    for f in files:
+        assert pl.read_parquet(a / f).equals(pl.read_parquet(b / f)), f
+    out = json.loads(again.stdout)
+    assert out["setups"]["classes"] == 108
+
+
+def test_show_at_the_start_of_a_union_table_lists_the_setups(tmp_path):
+    for how in ("--tiered", "--no-tiered"):
+        r = _cli(["solve", *G33_ARGS, how, "--out", str(tmp_path / how), "--quiet"])
+        assert r.returncode == 0, r.stderr
+    shown = [json.loads(_cli(["show", *G33_ARGS, "--out", str(tmp_path / how), "--json"]).stdout)
+             for how in ("--tiered", "--no-tiered")]
+    assert shown[0]["kind"] == shown[1]["kind"] == "chance"
+    assert shown[0]["moves"] == shown[1]["moves"] and len(shown[0]["moves"]) == 108
+    assert abs(shown[0]["expected"] - shown[1]["expected"]) < 1e-9
+
+
+@pytest.mark.slow
+def test_greener_3x4_union_equals_the_whole_graph(tmp_path):
+    """The issue's check: Greener 3x4 over all 4,664 setup classes, tier by tier."""
+    game = make_game("greener", dict(rows=3, cols=4, black=3, white=3, setup="all"))
+    whole, union = _solve_both(game, tmp_path)
+    _assert_same_tables(whole, union)
+    assert tiered.verify_tiered(game, union.path) == []
+    assert np.isclose(union.meta["expected_result"], whole.meta["expected_result"], atol=1e-9)
+
+
+def test_report_of_a_union_table_is_the_whole_graphs(tmp_path):
+    """The balance report reads the union table as the whole graph's: same text but for the rows
+    that say where and when the table was made."""
+    from analysis.report import write_report
+
+    game = make_game("greener", G33)
+    whole, union = _solve_both(game, tmp_path)
+    texts = []
+    for name, sol in (("whole", whole), ("union", union)):
+        md = write_report(sol, tmp_path / f"report-{name}").read_text()
+        texts.append([ln for ln in md.splitlines()
+                      if not ln.startswith(("| table |", "| solve time", "| solved at"))])
+    assert texts[0] == texts[1]
+    assert any("108 distinct setups" in ln for ln in texts[1])
