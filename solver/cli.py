@@ -131,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     tier = p.add_mutually_exclusive_group()
     tier.add_argument("--tiered", dest="tiered", action="store_true", default=None,
                       help="solve tier by tier, out of core (games that name tiers); resumes an "
-                           "unfinished tiered solve. Default: tiered for the presets too large for "
-                           "the whole-graph solver")
+                           "unfinished tiered solve. A random setup (setup=all): every setup's "
+                           "positions together, instead of a sweep. Default: tiered for the presets "
+                           "too large for the whole-graph solver")
     tier.add_argument("--no-tiered", dest="tiered", action="store_false",
                       help="solve the whole graph in memory")
     p.add_argument("--workers", type=int, default=None, metavar="N",

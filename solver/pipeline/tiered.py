@@ -164,6 +164,9 @@ class Run:
     max_sweeps: int | None = None
     #: how the large tiers show their own steps (:func:`tierwork.tier_steps`): bars, lines, nothing
     progress: bool | str = False
+    #: a random setup: only the first this many setup classes in the sweep's order (``None``:
+    #: every setup; :func:`solver.pipeline.tiered_setups.setup_root`)
+    setup_limit: int | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -308,7 +311,7 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         # a random setup: every setup's start seeds the discovery (ply 1); the start itself is
         # the setup tier, solved last from the setups' values (:func:`_solve_setup_tier`)
         setup = tiered_setups.is_setup_root(game)
-        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym)) if setup
+        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_limit)) if setup
                  else {int(game.tier_of(root)[0]): root})
         for rt, keys in seeds.items():
             d = _pending_dir(run, rt)
@@ -1268,7 +1271,7 @@ def _solve_setup_tier(run: Run, infos: dict[int, TierInfo], stats: dict[int, dic
     Adds the tier to ``infos`` and ``stats`` (a chance row: no value to count)."""
     t0 = time.perf_counter()
     game = run.game
-    root = tiered_setups.setup_root(game, run.symmetry)
+    root = tiered_setups.setup_root(game, run.symmetry, run.setup_limit)
     rt = int(game.tier_of(np.array([root.key], dtype=np.uint64))[0])
     if rt in infos:
         raise RuntimeError(f"{game.name}.tier_of: the setup tier {rt} also holds positions after the setup")
