@@ -233,6 +233,21 @@ def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
     assert on_dask.meta["counts"] == threads.meta["counts"]
 
 
+def test_union_of_setups_on_dask_equals_the_whole_graph(tmp_path, cluster):
+    """A random setup tier by tier (every setup's positions together, issue 35) with its tiers
+    as Dask tasks: the same positions, setups table and expected result as the whole graph."""
+    from solver.pipeline.tiered import solve_tiered
+
+    game = make_game("greener", G33_3)
+    whole = solve(game, out=tmp_path / "whole", tiered=False)
+    solve_tiered(game, out=tmp_path / "dask", cluster=cluster)
+    on_dask = load(game, out=tmp_path / "dask")
+    exact = [c for c in whole.positions.columns if c not in ("expected", "expected_margin")]
+    assert on_dask.positions.select(exact).equals(whole.positions.select(exact))
+    assert on_dask.setups.equals(whole.setups)
+    assert on_dask.meta["expected_result"] == pytest.approx(whole.meta["expected_result"], abs=1e-12)
+
+
 def test_dice_tier_tasks_on_dask_equal_the_in_process_tiered_solve(tmp_path, cluster):
     """Tiers of a game with dice (value iteration per tier) as Dask tasks: the same values and
     win chances as the tiered solve in this process, certified."""
