@@ -183,3 +183,18 @@ def test_report_of_a_union_table_is_the_whole_graphs(tmp_path):
                       if not ln.startswith(("| table |", "| solve time", "| solved at"))])
     assert texts[0] == texts[1]
     assert any("108 distinct setups" in ln for ln in texts[1])
+
+
+def test_a_sweep_of_the_variant_survives_its_union_solve(tmp_path):
+    """A setup sweep and a union solve of the same variant in one --out: the union's table
+    replaces the variant folder but keeps the sweep's own folder in it."""
+    from solver.pipeline import tasks
+
+    game = make_game("greener", G33)
+    sweep = tasks.sweep_dir(game, tmp_path, True)
+    (sweep / "parts").mkdir(parents=True)
+    (sweep / "plan.json").write_text("{}")
+    api.solve(game, out=tmp_path, tiered=True, workers=1)
+    assert (sweep / "plan.json").read_text() == "{}" and (sweep / "parts").is_dir()
+    assert api.load(game, out=tmp_path).setups.height == 108
+    assert tiered.KEPT_BESIDE == (tasks.SWEEP_DIR,)

@@ -1361,11 +1361,19 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         os.rename(folder, old)
         os.rename(run.work, folder)
+        for keep in KEPT_BESIDE:  # e.g. a sweep of the same random setup: not this table's files
+            if (old / keep).exists() and not (folder / keep).exists():
+                os.rename(old / keep, folder / keep)
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.rename(run.work, folder)
     tidy(folder)
     return folder
+
+
+#: what a finished tiered table keeps of the variant folder it replaces: the folder of a setup
+#: sweep of the same variant (:data:`solver.pipeline.tasks.SWEEP_DIR`), a table of its own
+KEPT_BESIDE = ("sweep",)
 
 
 def tidy(folder: Path) -> None:
