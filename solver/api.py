@@ -728,9 +728,11 @@ def solve(
                 sweep_options={"jobs": jobs, "scheduler": scheduler, "setup_limit": setup_limit,
                                "batch": batch})
     if how.kind == "sweep":
+        # --tiered (without --batch): the classes of this call solved together, tier by tier
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
-                            announce=announce, max_positions=max_positions)
+                            announce=announce, max_positions=max_positions,
+                            union=tiered is True and batch is None, workers=workers)
     tol = check_tol(tol)
     if bound_rounds is not None and bound_rounds < 0:
         raise VariantError(f"--bound-rounds {bound_rounds} must be at least 0 (0: value iteration's strategies only)")

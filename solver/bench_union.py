@@ -35,8 +35,9 @@ def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool =
     from solver.pipeline import tiered
 
     folder = root / f"n{n}"
-    run = tiered._start_or_resume(game, folder, symmetry, True, [])
-    run.setup_limit = int(n)
+    from solver.pipeline.tiered_setups import first_classes
+
+    run = tiered._start_or_resume(game, folder, symmetry, True, [], setup_keys=first_classes(game, symmetry, n))
     run.workers = workers
     from concurrent.futures import ThreadPoolExecutor
 

@@ -579,6 +579,7 @@ def cmd_sweep(args: argparse.Namespace, game) -> int:
     say = lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True)  # noqa: E731
     try:
         res = solve(game, out=args.out, symmetry=not args.no_symmetry, force=args.force, sweep=True,
+                    tiered=args.tiered, workers=args.workers,
                     setup_limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
                     batch=args.batch, progress=_progress(not args.quiet), notes=notes, announce=say,
                     max_positions=args.max_positions or None)  # per task, when given

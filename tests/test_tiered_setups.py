@@ -198,3 +198,41 @@ def test_a_sweep_of_the_variant_survives_its_union_solve(tmp_path):
     assert (sweep / "plan.json").read_text() == "{}" and (sweep / "parts").is_dir()
     assert api.load(game, out=tmp_path).setups.height == 108
     assert tiered.KEPT_BESIDE == (tasks.SWEEP_DIR,)
+
+
+def _sweep_table(root: Path) -> pl.DataFrame:
+    return pl.read_parquet(next(root.glob("greener/*/sweep/setups.parquet"))).sort("key")
+
+
+def test_sweep_with_tiered_solves_each_call_as_one_union(tmp_path):
+    """`--tiered --setup-limit N` sweeps the next N classes as one union, tier by tier; two calls
+    give the whole graph's setups table, each call one batch; a partial sweep estimates."""
+    args = [*G33_ARGS, "--tiered", "--out", str(tmp_path / "sweep"), "--quiet", "--json"]
+    first = _cli(["solve", *args, "--setup-limit", "30"])
+    assert first.returncode == 0, first.stderr
+    part = json.loads(first.stdout)
+    assert part["classes_done"] == 30 and not part["complete"] and "estimate" in part
+    assert not list((tmp_path / "sweep").rglob("union"))  # harvested and removed
+    rest = _cli(["solve", *args, "--setup-limit", "500"])
+    assert rest.returncode == 0, rest.stderr
+    assert json.loads(rest.stdout)["complete"]
+    table = _sweep_table(tmp_path / "sweep")
+    assert sorted(table["batch"].unique().to_list()) == [30, 78]
+    whole = api.solve(make_game("greener", G33), out=tmp_path / "whole", tiered=False)
+    assert table.select(whole.setups.columns).equals(whole.setups.sort("key"))
+
+
+@pytest.mark.parametrize("point", ["tier-solved#4", "union-solved"])
+def test_killed_union_sweep_resumes_to_the_same_table(tmp_path, point):
+    args = [*G33_ARGS, "--tiered", "--setup-limit", "40", "--quiet", "--workers", "1"]
+    ref = _cli(["solve", *args, "--out", str(tmp_path / "ref")])
+    assert ref.returncode == 0, ref.stderr
+    killed = _cli(["solve", *args, "--out", str(tmp_path / "k")], {"PYRAMIDS_FAULT": f"KILL@{point}"})
+    assert killed.returncode == -signal.SIGKILL
+    again = _cli(["solve", *args, "--out", str(tmp_path / "k")])
+    assert again.returncode == 0, again.stderr
+    if point == "union-solved":  # the finished union's rows are kept, not solved again
+        assert "solving 40 of 108" not in again.stderr
+    cols = ["key", "layout", "probability", "multiplicity", "value", "remoteness", "margin", "order", "batch"]
+    a, b = _sweep_table(tmp_path / "ref"), _sweep_table(tmp_path / "k")
+    assert a.height == 40 and a.select(cols).equals(b.select(cols))

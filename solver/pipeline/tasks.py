@@ -585,14 +585,19 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  scheduler: str | None = None, batch: int | None = None, progress: bool | str = False,
                  notes: list[str] | None = None, cluster: Cluster | None = None,
                  announce: Callable[[str], None] | None = None,
-                 flush_seconds: float = FLUSH_SECONDS, max_positions: int | None = None) -> SweepResult:
+                 flush_seconds: float = FLUSH_SECONDS, max_positions: int | None = None,
+                 union: bool = False, workers: int | None = None) -> SweepResult:
     """Solve ``game``'s setup classes as tasks (see the module docstring), resuming a sweep on
     disk: at most ``limit`` more classes (all by default), ``batch`` classes per task (by
     default sized to about :data:`TARGET_TASK_SECONDS`). ``cluster``: an open one (tests);
     otherwise one is started (``jobs`` local processes) or joined (``scheduler``). Finished setups
     are appended at least every ``flush_seconds``. Writes the sweep's setups table at the end,
     also when interrupted. ``max_positions``: the most positions one task may reach (its setups
-    together); a task beyond it stops the sweep with one line (what is finished is kept)."""
+    together); a task beyond it stops the sweep with one line (what is finished is kept).
+    ``union``: the classes to solve are one batch solved together tier by tier, out of core, in
+    this process (``workers`` threads; its tiers as Dask tasks when ``jobs`` or ``scheduler`` is
+    given), in the sweep's ``union/`` folder (resumable after kill -9); their rows then join the
+    sweep table as one batch (:func:`_sweep_union`)."""
     notes = notes if notes is not None else []
     if limit is not None and limit < 0:
         raise VariantError(f"--setup-limit {limit} is negative; give how many more setups to solve")
@@ -613,6 +618,15 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     spec = game_spec(game)
     meta = {**_identity(game, symmetry), "toolkit_version": solver.__version__, "kind": "setup-sweep-part"}
     t0 = time.perf_counter()
+    if union:
+        try:
+            _sweep_union(game, state, todo, position, meta, result, symmetry=symmetry, workers=workers,
+                         jobs=jobs, scheduler=scheduler, progress=progress, notes=notes, announce=announce,
+                         cluster=cluster)
+        finally:
+            result.seconds = time.perf_counter() - t0
+            _consolidate(state, game, result.workers)
+        return result
     if todo:
         own = cluster is None
         if own:
@@ -635,6 +649,76 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     else:
         _consolidate(state, game, result.workers)
     return result
+
+
+#: the folder (in the sweep's) of a batch of setups solved together tier by tier
+UNION_DIR = "union"
+
+
+def _sweep_union(game: Game, state: SweepState, todo: list[int], position: np.ndarray,
+                 meta: dict[str, Any], result: SweepResult, *, symmetry: bool, workers: int | None,
+                 jobs: int | None, scheduler: str | None, progress: bool | str, notes: list[str],
+                 announce: Callable[[str], None] | None, cluster: Cluster | None) -> None:
+    """:func:`sweep_setups` with ``union=True``: the ``todo`` classes solved together tier by
+    tier (:func:`solver.pipeline.tiered.solve_tiered` with their start keys) into
+    ``sweep/union/``, then their rows (read from its ``setups.parquet``) written as one part of
+    the sweep and the folder removed. A union finished by a run killed before its rows were
+    written is harvested first (a class found twice is one row)."""
+    import shutil
+
+    from solver.pipeline import tiered
+
+    folder = state.folder / UNION_DIR
+    if tiered.is_tiered(folder):  # finished by a killed run: keep its rows, then start afresh
+        done = set(_harvest_union(state, folder, position, meta, result))
+        shutil.rmtree(folder)
+        todo = [k for k in todo if k not in done]
+    if not todo:
+        return
+    keys = np.asarray(todo, dtype=np.uint64)
+    if announce is not None:
+        announce(f"solving {len(todo):,} of {state.setups.classes:,} setup classes together, tier by tier, "
+                 f"in {folder} (an interrupted run resumes)")
+    own = cluster is None and (jobs is not None or scheduler is not None)
+    if own:
+        cluster = connect(scheduler, jobs, spec=game_spec(game))
+    try:
+        result.workers = cluster.workers if cluster is not None else (workers or 1)
+        tiered.solve_tiered(game, folder=folder, setup_keys=keys, symmetry=symmetry, workers=workers,
+                            progress=progress, notes=notes, announce=announce, cluster=cluster)
+    finally:
+        if own and cluster is not None:
+            cluster.close()
+    fault_point("union-solved")
+    _harvest_union(state, folder, position, meta, result)
+    shutil.rmtree(folder)
+
+
+def _harvest_union(state: SweepState, folder: Path, position: np.ndarray, meta: dict[str, Any],
+                   result: SweepResult) -> list[int]:
+    """The rows of a finished union (its setups table, the first player's view as the sweep
+    table's) as one part of the sweep: one batch of all its classes, its positions and time.
+    Returns their start keys."""
+    from solver.pipeline.tiered_setups import read_setups
+
+    rows = read_setups(folder)
+    union_meta = workfiles.read_json(folder / "tiers.json") or {}
+    if rows is None or not rows.height:
+        return []
+    s = state.setups
+    idx = s.rows_of(rows["key"].to_numpy())
+    k = rows.height
+    frame = rows.with_columns(
+        pl.Series("order", position[idx], dtype=pl.Int64),
+        # (the positions after the setup: the start row is not one)
+        pl.Series("positions", [int(union_meta.get("counts", {}).get("positions", 1)) - 1] * k, dtype=pl.Int64),
+        pl.Series("seconds", [float(union_meta.get("solve_seconds", 0.0)) / k] * k, dtype=pl.Float64),
+        pl.Series("batch", [k] * k, dtype=pl.Int32),
+    )
+    _write_part(state.folder / "parts", [frame], meta)
+    result.solved_now += k
+    result.hosts.add(host())
+    return rows["key"].to_list()
 
 
 def _consolidate(state: SweepState, game: Game, workers: int) -> None:

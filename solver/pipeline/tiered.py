@@ -164,9 +164,9 @@ class Run:
     max_sweeps: int | None = None
     #: how the large tiers show their own steps (:func:`tierwork.tier_steps`): bars, lines, nothing
     progress: bool | str = False
-    #: a random setup: only the first this many setup classes in the sweep's order (``None``:
-    #: every setup; :func:`solver.pipeline.tiered_setups.setup_root`)
-    setup_limit: int | None = None
+    #: a random setup: only the setups with these start keys (``None``: every setup;
+    #: :func:`solver.pipeline.tiered_setups.setup_root`)
+    setup_keys: np.ndarray | None = None
 
     @property
     def stochastic(self) -> bool:
@@ -191,31 +191,34 @@ def _work_counts(work: Path) -> tuple[int, int]:
     return len(list(work.glob("discover/tier-*.json"))), len(list(work.glob(f"{TIER_DIR}/tier-*.parquet")))
 
 
-def _identity(game: Game, symmetry: bool, tol: float) -> dict[str, Any]:
+def _identity(game: Game, symmetry: bool, tol: float, setup_keys: np.ndarray | None = None) -> dict[str, Any]:
     """What an unfinished run must match to be resumed."""
     ident = {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
              "symmetry": symmetry}
     if stochastic(game):  # finished tiers answer only at the tolerance they were solved with
         ident["tolerance"] = float(tol)
+    if setup_keys is not None:  # a batch of setups: the same batch
+        ident["setups"] = tiered_setups.digest(setup_keys)
     return ident
 
 
-def _resumable(game: Game, folder: Path, symmetry: bool, tol: float) -> dict[str, Any] | None:
+def _resumable(game: Game, folder: Path, symmetry: bool, tol: float,
+               setup_keys: np.ndarray | None = None) -> dict[str, Any] | None:
     """The progress (:func:`tier_progress`) of the unfinished run in ``folder`` that a solve of
     ``game`` would resume; ``None`` when there is none (or it would be started over)."""
     state = workfiles.read_json(work_dir(folder) / "run.json")
-    if state is None or any(state.get(k) != v for k, v in _identity(game, symmetry, tol).items()):
+    if state is None or any(state.get(k) != v for k, v in _identity(game, symmetry, tol, setup_keys).items()):
         return None
     return tier_progress(folder)
 
 
 def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
-                     notes: list[str], tol: float = 1e-12) -> Run:
+                     notes: list[str], tol: float = 1e-12, setup_keys: np.ndarray | None = None) -> Run:
     work = work_dir(folder)
     state = workfiles.read_json(work / "run.json")
-    ident = _identity(game, symmetry, tol)
+    ident = _identity(game, symmetry, tol, setup_keys)
     if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
-        run = Run(game, folder, work, symmetry, state["run_id"])
+        run = Run(game, folder, work, symmetry, state["run_id"], setup_keys=setup_keys)
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
             scratch.unlink(missing_ok=True)
         found, done = _work_counts(work)
@@ -231,7 +234,7 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
             notes.append(f"the unfinished tiered solve in {work} is of {why}; starting over")
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    run = Run(game, folder, work, symmetry, uuid.uuid4().hex)
+    run = Run(game, folder, work, symmetry, uuid.uuid4().hex, setup_keys=setup_keys)
     run.discover.mkdir()
     run.tiers_dir.mkdir()
     workfiles.atomic_json(work / "run.json", {**ident, "run_id": run.run_id,
@@ -311,7 +314,7 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         # a random setup: every setup's start seeds the discovery (ply 1); the start itself is
         # the setup tier, solved last from the setups' values (:func:`_solve_setup_tier`)
         setup = tiered_setups.is_setup_root(game)
-        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_limit)) if setup
+        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_keys)) if setup
                  else {int(game.tier_of(root)[0]): root})
         for rt, keys in seeds.items():
             d = _pending_dir(run, rt)
@@ -1211,7 +1214,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  max_positions: int | None = None, workers: int | None = None, progress: bool | str = False,
                  notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
                  low_memory: bool | None = None, cluster: Any = None, tol: float = 1e-12,
-                 max_sweeps: int | None = None) -> Path:
+                 max_sweeps: int | None = None, folder: Path | None = None,
+                 setup_keys: np.ndarray | None = None) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
     and return that folder. Resumes an unfinished run of the same variant unless ``force``.
     ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
@@ -1219,20 +1223,24 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     Games with dice (:func:`stochastic`): every tier by value iteration
     (:mod:`solver.pipeline.tiered_chance`) at tolerance ``tol`` with at most ``max_sweeps``
     sweeps per cyclic component. ``progress``: ``True`` tqdm bars, ``"lines"`` a line every
-    :data:`LOG_EVERY` seconds on standard error (:class:`_TierProgress`), ``False`` nothing."""
+    :data:`LOG_EVERY` seconds on standard error (:class:`_TierProgress`), ``False`` nothing.
+    ``folder``: the table's folder instead of the variant's; ``setup_keys``: a random setup's
+    start keys to solve together (default: every setup; a sweep's batch,
+    :func:`solver.pipeline.tasks.sweep_setups` with ``union=True``)."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
     notes = notes if notes is not None else []
-    folder = variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry)
+    folder = (Path(folder) if folder is not None
+              else variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry))
     if check:  # before any work: the estimate is said at once (``announce``), and may refuse
         said: list[str] = []
         check_estimate(game, folder.parent, said, low_memory,
-                       held=None if force else _resumable(game, folder, symmetry, tol))
+                       held=None if force else _resumable(game, folder, symmetry, tol, setup_keys))
         for line in said:
             (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(folder)
-    run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol)
+    run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol, setup_keys=setup_keys)
     run.tol, run.max_sweeps = float(tol), max_sweeps
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
     bar = _TierProgress(progress) if progress else None
@@ -1271,7 +1279,7 @@ def _solve_setup_tier(run: Run, infos: dict[int, TierInfo], stats: dict[int, dic
     Adds the tier to ``infos`` and ``stats`` (a chance row: no value to count)."""
     t0 = time.perf_counter()
     game = run.game
-    root = tiered_setups.setup_root(game, run.symmetry, run.setup_limit)
+    root = tiered_setups.setup_root(game, run.symmetry, run.setup_keys)
     rt = int(game.tier_of(np.array([root.key], dtype=np.uint64))[0])
     if rt in infos:
         raise RuntimeError(f"{game.name}.tier_of: the setup tier {rt} also holds positions after the setup")

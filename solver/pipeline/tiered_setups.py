@@ -53,13 +53,12 @@ def is_setup_root(game: Game) -> bool:
             and game.node_kind(game.initial_state()) == NodeKind.CHANCE)
 
 
-def setup_root(game: Game, symmetry: bool, limit: int | None = None) -> SetupRoot:
+def setup_root(game: Game, symmetry: bool, only: np.ndarray | None = None) -> SetupRoot:
     """The start's outcomes, as :func:`solver.pipeline.whole` lists them for the setups table
     (the batch expansion's children and probabilities; the game's arrangement counts when it
     gives one per outcome, else the smallest integers proportional to the probabilities).
-    ``limit``: only the first ``limit`` setup classes in the sweep's order (classes in the order
-    uniformly drawn arrangements first reach them, :func:`solver.pipeline.tasks.plan_order`), in
-    the root's order, their probabilities unchanged (they no longer sum to 1)."""
+    ``only``: just the setups whose start keys it holds (a batch of a sweep, in the root's order,
+    their probabilities unchanged: they no longer sum to 1)."""
     start = game.initial_state()
     key = int(game.encode(game.canonical(start) if symmetry else start))
     exp = game.expand(np.array([key], dtype=np.uint64), canonical=symmetry)
@@ -73,14 +72,27 @@ def setup_root(game: Game, symmetry: bool, limit: int | None = None) -> SetupRoo
     else:
         exact = [p for _, p in game.chance_outcomes(state)]
         mult = multiplicities(exact) if len(exact) == len(keys) else [None] * len(keys)
-    if limit is not None and limit < len(keys):
-        from solver.pipeline.tasks import plan_order, setup_classes
-
-        classes = setup_classes(game, symmetry)  # the sweep's classes and order
-        chosen = classes.keys[plan_order(classes.mult)[0][: max(0, int(limit))]]
-        keep = np.flatnonzero(np.isin(keys, chosen))
+    if only is not None:
+        keep = np.flatnonzero(np.isin(keys, np.asarray(only, dtype=np.uint64)))
         keys, probs, mult = keys[keep], probs[keep], [mult[i] for i in keep.tolist()]
     return SetupRoot(key, int(exp.to_move[0]), keys, probs, mult)
+
+
+def first_classes(game: Game, symmetry: bool, n: int) -> np.ndarray:
+    """The start keys of the first ``n`` setup classes in the sweep's order (classes in the order
+    uniformly drawn arrangements first reach them, :func:`solver.pipeline.tasks.plan_order`: the
+    classes ``--setup-limit n`` sweeps first)."""
+    from solver.pipeline.tasks import plan_order, setup_classes
+
+    classes = setup_classes(game, symmetry)
+    return classes.keys[plan_order(classes.mult)[0][: max(0, int(n))]]
+
+
+def digest(keys: np.ndarray) -> str:
+    """A short fingerprint of a set of setup keys (a resumed run must be of the same setups)."""
+    import hashlib
+
+    return hashlib.sha256(np.sort(np.asarray(keys, dtype=np.uint64)).tobytes()).hexdigest()[:16]
 
 
 def seeds(game: Game, root: SetupRoot) -> dict[int, np.ndarray]:
