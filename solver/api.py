@@ -732,7 +732,8 @@ def solve(
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
                             announce=announce, max_positions=max_positions,
-                            union=tiered is True and batch is None, workers=workers)
+                            union=_tiered_solver() if tiered is True and batch is None else None,
+                            workers=workers)
     tol = check_tol(tol)
     if bound_rounds is not None and bound_rounds < 0:
         raise VariantError(f"--bound-rounds {bound_rounds} must be at least 0 (0: value iteration's strategies only)")
@@ -778,6 +779,12 @@ def solve(
         write_edges=write_edges, tol=tol, max_sweeps=max_sweeps, engine=how.engine,
         bound_rounds=(BOUND_ROUNDS if bound_rounds is None else bound_rounds) if bounds else None)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
+
+
+def _tiered_solver():
+    from solver.pipeline.tiered import solve_tiered
+
+    return solve_tiered
 
 
 def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,

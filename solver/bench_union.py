@@ -35,8 +35,6 @@ def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool =
     from solver.pipeline import tiered
 
     folder = root / f"n{n}"
-    from solver.pipeline.tiered_setups import first_classes
-
     run = tiered._start_or_resume(game, folder, symmetry, True, [], setup_keys=first_classes(game, symmetry, n))
     run.workers = workers
     from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +53,16 @@ def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool =
     shutil.rmtree(tiered.work_dir(folder), ignore_errors=True)
     return {"n": int(n), "positions": sum(i.positions for i in infos.values()), "tiers": len(infos),
             "groups": dict(groups), "seconds": seconds}
+
+
+def first_classes(game: Any, symmetry: bool, n: int) -> Any:
+    """The start keys of the first ``n`` setup classes in the sweep's order (classes in the order
+    uniformly drawn arrangements first reach them, :func:`solver.pipeline.tasks.plan_order`: the
+    classes ``--setup-limit n`` sweeps first)."""
+    from solver.pipeline.tasks import plan_order, setup_classes
+
+    classes = setup_classes(game, symmetry)
+    return classes.keys[plan_order(classes.mult)[0][: max(0, int(n))]]
 
 
 def _group(game: Any, tier: int) -> str:

@@ -236,3 +236,9 @@ def test_killed_union_sweep_resumes_to_the_same_table(tmp_path, point):
     cols = ["key", "layout", "probability", "multiplicity", "value", "remoteness", "margin", "order", "batch"]
     a, b = _sweep_table(tmp_path / "ref"), _sweep_table(tmp_path / "k")
     assert a.height == 40 and a.select(cols).equals(b.select(cols))
+
+
+def test_the_union_folder_is_recognised_by_the_tiered_manifest():
+    from solver.pipeline import tasks
+
+    assert tasks.UNION_MANIFEST == tiered.MANIFEST

@@ -586,7 +586,7 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  notes: list[str] | None = None, cluster: Cluster | None = None,
                  announce: Callable[[str], None] | None = None,
                  flush_seconds: float = FLUSH_SECONDS, max_positions: int | None = None,
-                 union: bool = False, workers: int | None = None) -> SweepResult:
+                 union: Callable[..., Path] | None = None, workers: int | None = None) -> SweepResult:
     """Solve ``game``'s setup classes as tasks (see the module docstring), resuming a sweep on
     disk: at most ``limit`` more classes (all by default), ``batch`` classes per task (by
     default sized to about :data:`TARGET_TASK_SECONDS`). ``cluster``: an open one (tests);
@@ -594,10 +594,11 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     are appended at least every ``flush_seconds``. Writes the sweep's setups table at the end,
     also when interrupted. ``max_positions``: the most positions one task may reach (its setups
     together); a task beyond it stops the sweep with one line (what is finished is kept).
-    ``union``: the classes to solve are one batch solved together tier by tier, out of core, in
-    this process (``workers`` threads; its tiers as Dask tasks when ``jobs`` or ``scheduler`` is
-    given), in the sweep's ``union/`` folder (resumable after kill -9); their rows then join the
-    sweep table as one batch (:func:`_sweep_union`)."""
+    ``union``: the tiered solver (:func:`solver.pipeline.tiered.solve_tiered`, given by the caller:
+    this module does not import it): the classes to solve are one batch solved together tier by
+    tier, out of core, in this process (``workers`` threads; its tiers as Dask tasks when ``jobs``
+    or ``scheduler`` is given), in the sweep's ``union/`` folder (resumable after kill -9); their
+    rows then join the sweep table as one batch (:func:`_sweep_union`)."""
     notes = notes if notes is not None else []
     if limit is not None and limit < 0:
         raise VariantError(f"--setup-limit {limit} is negative; give how many more setups to solve")
@@ -618,9 +619,9 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     spec = game_spec(game)
     meta = {**_identity(game, symmetry), "toolkit_version": solver.__version__, "kind": "setup-sweep-part"}
     t0 = time.perf_counter()
-    if union:
+    if union is not None:
         try:
-            _sweep_union(game, state, todo, position, meta, result, symmetry=symmetry, workers=workers,
+            _sweep_union(union, game, state, todo, position, meta, result, symmetry=symmetry, workers=workers,
                          jobs=jobs, scheduler=scheduler, progress=progress, notes=notes, announce=announce,
                          cluster=cluster)
         finally:
@@ -651,11 +652,13 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     return result
 
 
-#: the folder (in the sweep's) of a batch of setups solved together tier by tier
+#: the folder (in the sweep's) of a batch of setups solved together tier by tier, and the file
+#: that says it is finished (:data:`solver.pipeline.tiered.MANIFEST`)
 UNION_DIR = "union"
+UNION_MANIFEST = "tiers.json"
 
 
-def _sweep_union(game: Game, state: SweepState, todo: list[int], position: np.ndarray,
+def _sweep_union(solve_tiered: Callable[..., Path], game: Game, state: SweepState, todo: list[int], position: np.ndarray,
                  meta: dict[str, Any], result: SweepResult, *, symmetry: bool, workers: int | None,
                  jobs: int | None, scheduler: str | None, progress: bool | str, notes: list[str],
                  announce: Callable[[str], None] | None, cluster: Cluster | None) -> None:
@@ -666,10 +669,8 @@ def _sweep_union(game: Game, state: SweepState, todo: list[int], position: np.nd
     written is harvested first (a class found twice is one row)."""
     import shutil
 
-    from solver.pipeline import tiered
-
     folder = state.folder / UNION_DIR
-    if tiered.is_tiered(folder):  # finished by a killed run: keep its rows, then start afresh
+    if (folder / UNION_MANIFEST).exists():  # finished by a killed run: keep its rows, then start afresh
         done = set(_harvest_union(state, folder, position, meta, result))
         shutil.rmtree(folder)
         todo = [k for k in todo if k not in done]
@@ -684,7 +685,7 @@ def _sweep_union(game: Game, state: SweepState, todo: list[int], position: np.nd
         cluster = connect(scheduler, jobs, spec=game_spec(game))
     try:
         result.workers = cluster.workers if cluster is not None else (workers or 1)
-        tiered.solve_tiered(game, folder=folder, setup_keys=keys, symmetry=symmetry, workers=workers,
+        solve_tiered(game, folder=folder, setup_keys=keys, symmetry=symmetry, workers=workers,
                             progress=progress, notes=notes, announce=announce, cluster=cluster)
     finally:
         if own and cluster is not None:
@@ -702,7 +703,7 @@ def _harvest_union(state: SweepState, folder: Path, position: np.ndarray, meta: 
     from solver.pipeline.tiered_setups import read_setups
 
     rows = read_setups(folder)
-    union_meta = workfiles.read_json(folder / "tiers.json") or {}
+    union_meta = workfiles.read_json(folder / UNION_MANIFEST) or {}
     if rows is None or not rows.height:
         return []
     s = state.setups

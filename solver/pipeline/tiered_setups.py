@@ -78,16 +78,6 @@ def setup_root(game: Game, symmetry: bool, only: np.ndarray | None = None) -> Se
     return SetupRoot(key, int(exp.to_move[0]), keys, probs, mult)
 
 
-def first_classes(game: Game, symmetry: bool, n: int) -> np.ndarray:
-    """The start keys of the first ``n`` setup classes in the sweep's order (classes in the order
-    uniformly drawn arrangements first reach them, :func:`solver.pipeline.tasks.plan_order`: the
-    classes ``--setup-limit n`` sweeps first)."""
-    from solver.pipeline.tasks import plan_order, setup_classes
-
-    classes = setup_classes(game, symmetry)
-    return classes.keys[plan_order(classes.mult)[0][: max(0, int(n))]]
-
-
 def digest(keys: np.ndarray) -> str:
     """A short fingerprint of a set of setup keys (a resumed run must be of the same setups)."""
     import hashlib
