@@ -242,3 +242,27 @@ def test_the_union_folder_is_recognised_by_the_tiered_manifest():
     from solver.pipeline import tasks
 
     assert tasks.UNION_MANIFEST == tiered.MANIFEST
+
+
+def test_bench_union_counts_the_positions_of_the_first_classes(tmp_path, capsys):
+    """The sharing measurement: every class together reaches every position of the whole graph
+    but its start; the first N classes are the sweep's first N; the extrapolation is the power
+    law through the last two N, never above the classes alone."""
+    from solver import bench_union
+    from solver.pipeline import tasks
+
+    game = make_game("greener", G33)
+    whole = api.solve(game, out=tmp_path / "whole", tiered=False)
+    first = bench_union.first_classes(game, True, 10)
+    setups = tasks.setup_classes(game)
+    assert np.array_equal(first, setups.keys[tasks.plan_order(setups.mult)[0][:10]])
+    rows = [bench_union.measure(game, n, tmp_path, workers=1) for n in (1, 10, 108)]
+    assert rows[-1]["positions"] == whole.positions.height - 1
+    assert rows[0]["positions"] < rows[1]["positions"] < rows[2]["positions"]
+    assert sum(rows[-1]["groups"].values()) == rows[-1]["positions"]
+    assert bench_union.extrapolate(rows[:2], 108) == pytest.approx(
+        rows[1]["positions"] * 10.8 ** (np.log(rows[1]["positions"] / rows[0]["positions"]) / np.log(10)))
+    assert bench_union.extrapolate([{"n": 1, "positions": 10}, {"n": 2, "positions": 40}], 10) == 100
+    assert bench_union.main(["greener", "--preset", "3x3", "--classes", "1,108", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| 9 stacks left | 1 | 108 |" in out and f"**{whole.positions.height - 1:,}**" in out
