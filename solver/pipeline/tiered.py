@@ -23,6 +23,9 @@ Two phases, both resumable (every finished step is a file written atomically):
    ``tiers/tier-<tier>.parquet`` (rows sorted by key, the columns of ``positions.parquet``).
    Games with dice during play (``Game.chance == "in-play"``) solve each tier by value iteration
    instead (:mod:`solver.pipeline.tiered_chance`): expected results and win probabilities.
+   A game whose only chance is a random setup (Greener ``setup=all``) is the union of its
+   setups: their starts seed the discovery, and the start is solved last as a one-row setup tier
+   with the setups table beside the tier files (:mod:`solver.pipeline.tiered_setups`).
 
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
 its ``tiers.json`` (the table's metadata, with the list of tier files) is written, the discovery
