@@ -266,3 +266,26 @@ def test_bench_union_counts_the_positions_of_the_first_classes(tmp_path, capsys)
     assert bench_union.main(["greener", "--preset", "3x3", "--classes", "1,108", "--dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "| 9 stacks left | 1 | 108 |" in out and f"**{whole.positions.height - 1:,}**" in out
+
+
+def test_a_union_that_does_not_fit_the_disk_is_refused_at_once(tmp_path, monkeypatch):
+    """Greener 4x4's union of every setup was measured (projected) past this machine's disk: the
+    solve is refused in one line before any work, naming its size and the Dask command; a slice
+    (a sweep with --tiered --setup-limit) is not refused; a variant with no measurement is not."""
+    from solver.errors import TooBigError
+    from solver.pipeline import measured
+
+    g44 = make_game("greener", rows=4, cols=4, black=4, white=4, setup="all")
+    entry = measured.union_of(g44)
+    assert entry is not None and entry.positions > 1e10 and "bench_union" in entry.measured
+    for (game, vid), m in measured.unions().items():  # every entry names a real random-setup variant
+        assert game in ("greener",) and vid == g44.variant.variant_id() and m.measured
+    with pytest.raises(TooBigError, match=r"about 1\.4e\+11 positions .* --tiered --scheduler tcp://HOST:8786"):
+        tiered.solve_tiered(g44, out=tmp_path)
+    assert not list(tmp_path.rglob("*.tiered"))  # nothing was started
+    small = make_game("greener", G33)
+    tiered.check_union(small, tmp_path)  # not measured: no refusal
+    monkeypatch.setitem(measured.unions(), ("greener", small.variant.variant_id()),
+                        measured.Measured(positions=10**15, measured="test"))
+    with pytest.raises(TooBigError, match="--ignore-estimate tries anyway"):
+        tiered.check_union(small, tmp_path)

@@ -81,6 +81,35 @@ def read(path: Path) -> dict[tuple[str, str], Measured]:
     return out
 
 
+def read_unions(path: Path) -> dict[tuple[str, str], Measured]:
+    """The ``[unions.<game>."<variant-id>"]`` entries of a data file: what the union of every
+    setup of a random-setup variant (solved together, tier by tier) was measured or projected
+    to hold, by ``(game, variant id)``; the fields of :class:`Measured` (``positions``,
+    ``at_least``, ``not_here``, ``measured``)."""
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    names = {f.name for f in fields(Measured)}
+    out: dict[tuple[str, str], Measured] = {}
+    for game, variants in data.get("unions", {}).items():
+        for vid, values in variants.items():
+            unknown = set(values) - names
+            if unknown:
+                raise ValueError(f"{path}: [unions.{game}.{vid!r}] has an unknown field {sorted(unknown)[0]!r}")
+            out[(str(game), str(vid))] = Measured(**values)
+    return out
+
+
+@cache
+def unions() -> dict[tuple[str, str], Measured]:
+    """Every ``[unions...]`` entry of ``measured.toml`` (read once)."""
+    return read_unions(DATA)
+
+
+def union_of(game: Game) -> Measured | None:
+    """What the union of every setup of ``game``'s variant was measured to hold, or ``None``."""
+    return unions().get((game.name, game.variant.variant_id()))
+
+
 @cache
 def entries() -> dict[tuple[str, str], Measured]:
     """Every entry of ``measured.toml`` by ``(game name, preset name)`` (read once)."""

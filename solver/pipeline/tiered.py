@@ -1211,6 +1211,27 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
                           f"{root}; {free / gb:.1f} GB is free; pick another --out or --ignore-estimate")
 
 
+def check_union(game: Game, root: Path) -> None:
+    """A random setup solved as the union of every setup: refuse at once, in one line with the
+    measured size and the commands that would run it, when its discovery and tier files would
+    not fit the free disk under ``root`` (``measured.toml``'s ``[unions]``; nothing is known of
+    other variants, whose union finds its size as it goes)."""
+    entry = measured.union_of(game) if tiered_setups.is_setup_root(game) else None
+    if entry is None or entry.positions is None:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    need, free = DISK_BYTES_PER_POSITION * entry.positions, shutil.disk_usage(root).free
+    if need <= free:
+        return
+    sets = " ".join(f"--set {k}={v}" for k, v in game.variant.as_text().items())
+    raise TooBigError(
+        f"the union of every setup of {game.variant.label()} is about {entry.positions:.1e} positions "
+        f"(measured: see measured.toml), about {need / 2**40:.1f} TB of disk while it runs and {free / 2**30:.0f} "
+        f"GB is free under {root}: run it on a Dask cluster whose workers share --out (`pyramids solve "
+        f"{game.name} {sets} --tiered --scheduler tcp://HOST:8786`), or solve the setups a slice at a time "
+        f"(`--tiered --setup-limit N`, a sweep); --ignore-estimate tries anyway")
+
+
 # --- the whole run ---------------------------------------------------------------------------
 
 def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,
@@ -1237,6 +1258,8 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
               else variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry))
     if check:  # before any work: the estimate is said at once (``announce``), and may refuse
         said: list[str] = []
+        if setup_keys is None:
+            check_union(game, folder.parent)
         check_estimate(game, folder.parent, said, low_memory,
                        held=None if force else _resumable(game, folder, symmetry, tol, setup_keys))
         for line in said:
