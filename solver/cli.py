@@ -659,7 +659,20 @@ def cmd_status(args: argparse.Namespace) -> int:
     sweep = tasks.sweep_status(game, out=args.out, symmetry=symmetry) if tasks.sweepable(game) is None else None
     if sweep is not None:
         out.update(sweep)
-        print(json.dumps(out) if args.json else format_sweep(out, game))
+        text = format_sweep(out, game)
+        # setups being solved together, tier by tier: a sweep's batch (sweep/union) or every setup
+        # (the variant's own tiered solve); nothing is claimed of them until they are finished
+        for name, where in (("union", tasks.sweep_dir(game, args.out, symmetry) / tasks.UNION_DIR),
+                            ("tiered", folder)):
+            work = tiered.tier_progress(where)
+            if work is not None:
+                out[name] = work
+                what = "a batch of setups together" if name == "union" else "every setup together"
+                text += (f"\n  under way      {what}, tier by tier: {work['tiers_discovered']:,} tiers discovered "
+                         f"({work['positions_discovered']:,} positions), {work['tiers_solved']:,} solved "
+                         f"({work['positions_solved']:,} positions); not in the estimate until finished"
+                         f"\n  work folder    {work['folder']}")
+        print(json.dumps(out) if args.json else text)
         return 0
     if (folder / POSITIONS).exists() or tiered.is_tiered(folder):
         out.update({"kind": "table", "complete": True, "folder": str(folder)})

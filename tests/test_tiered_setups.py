@@ -229,6 +229,11 @@ def test_killed_union_sweep_resumes_to_the_same_table(tmp_path, point):
     assert ref.returncode == 0, ref.stderr
     killed = _cli(["solve", *args, "--out", str(tmp_path / "k")], {"PYRAMIDS_FAULT": f"KILL@{point}"})
     assert killed.returncode == -signal.SIGKILL
+    status = _cli(["status", *G33_ARGS, "--out", str(tmp_path / "k")])
+    shown = json.loads(_cli(["status", *G33_ARGS, "--out", str(tmp_path / "k"), "--json"]).stdout)
+    if point.startswith("tier-solved"):  # a batch under way is shown, and not counted as done
+        assert "under way      a batch of setups together" in status.stdout
+        assert shown["union"]["tiers_solved"] >= 3 and shown["classes_done"] == 0
     again = _cli(["solve", *args, "--out", str(tmp_path / "k")])
     assert again.returncode == 0, again.stderr
     if point == "union-solved":  # the finished union's rows are kept, not solved again

@@ -676,6 +676,8 @@ def _sweep_union(solve_tiered: Callable[..., Path], game: Game, state: SweepStat
         todo = [k for k in todo if k not in done]
     if not todo:
         return
+    if not (state.folder / "setups.parquet").exists():  # the sweep exists for `status` at once
+        write_sweep_table(state, game)
     keys = np.asarray(todo, dtype=np.uint64)
     if announce is not None:
         announce(f"solving {len(todo):,} of {state.setups.classes:,} setup classes together, tier by tier, "
