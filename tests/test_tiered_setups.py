@@ -39,6 +39,7 @@ def _solve_both(game, tmp: Path):
 def _assert_same_tables(whole, union) -> None:
     assert union.meta["layout"] == "tiered" and union.meta["solver"] == "retrograde+setups"
     assert union.setups is not None and union.setups.equals(whole.setups)
+    assert union.setups.schema == whole.setups.schema  # (equals does not compare dtypes)
     a, b = union.positions, whole.positions
     exact = [c for c in b.columns if c not in FLOAT_COLUMNS]
     assert a.select(exact).equals(b.select(exact))
@@ -220,6 +221,7 @@ def test_sweep_with_tiered_solves_each_call_as_one_union(tmp_path):
     assert sorted(table["batch"].unique().to_list()) == [30, 78]
     whole = api.solve(make_game("greener", G33), out=tmp_path / "whole", tiered=False)
     assert table.select(whole.setups.columns).equals(whole.setups.sort("key"))
+    assert table.select(whole.setups.columns).schema == whole.setups.schema
 
 
 @pytest.mark.parametrize("point", ["tier-solved#4", "union-solved"])

@@ -95,10 +95,11 @@ def seeds(game: Game, root: SetupRoot) -> dict[int, np.ndarray]:
 def _setup_rows(root: SetupRoot, tier_of: Any, files: dict[int, Path], scored: bool) -> dict[str, np.ndarray]:
     """Player, value, remoteness (and margin) of every setup's start, read from its tier file."""
     n = len(root.keys)
+    # the dtypes of the tier files' columns (as the whole-graph solve and the sweep's tasks give them)
     out = {"player": np.zeros(n, np.int8), "value": np.zeros(n, np.uint8),
-           "remoteness": np.zeros(n, np.int64)}
+           "remoteness": np.zeros(n, np.uint16)}
     if scored:
-        out["margin"] = np.zeros(n, np.int64)
+        out["margin"] = np.zeros(n, np.int16)
     tiers = np.asarray(tier_of(root.keys), dtype=np.int64)
     cols = ["key", "player", "value", "remoteness"] + (["margin"] if scored else [])
     for t in unique(tiers).tolist():
@@ -127,7 +128,7 @@ def root_summary(root: SetupRoot, rows: dict[str, np.ndarray]) -> dict[str, floa
     out = {"expected": float(np.dot(root.probs, score)),
            "p_win": float(root.probs[code == WIN].sum()), "p_loss": float(root.probs[code == LOSE].sum())}
     if "margin" in rows:
-        out["expected_margin"] = float(np.dot(root.probs, np.where(same, 1, -1) * rows["margin"]))
+        out["expected_margin"] = float(np.dot(root.probs, np.where(same, 1, -1) * rows["margin"].astype(np.int64)))
     return out
 
 
