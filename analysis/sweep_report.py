@@ -78,8 +78,9 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
     title = f"Balance report ({kind}): {game.display_name()}"
     intro = (f"{getattr(game, 'title', '') or game.name} (variant `{label}`), over every random setup: "
              f"{total:,} setup classes "
-             f"({meta['arrangements']:,} arrangements of the pyramids, up to symmetry), each solved exactly "
-             f"as its own task by the task layer (`solver/pipeline/tasks.py`). {done:,} of {total:,} "
+             f"({meta['arrangements']:,} arrangements of the pyramids, up to symmetry), each solved exactly, "
+             f"in batches of setup classes whose positions are solved together (tasks of the task layer, "
+             f"`solver/pipeline/tasks.py`, or with `--tiered` one batch tier by tier). {done:,} of {total:,} "
              f"setup classes are solved ({100 * done / total:.3f}%). "
              + ("Every number below is exact." if complete else
                 "The shares below are therefore **estimated** from a uniform random sample of "
@@ -185,8 +186,10 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
         left = total - done
         mean = float(secs.mean())
         sec = Section("Cost and what the rest would take",
-                      f"Measured on the machines that ran the tasks ({meta.get('workers', 1)} worker(s) in the "
-                      f"last run): {mean:.1f} s per setup class on average (median {float(np.median(secs)):.1f} s), "
+                      f"Measured on the machines that ran the batches"
+                      + (f" ({meta['workers']} worker(s) in the last run)" if meta.get("workers") else "")
+                      + f", each batch's time divided among its setup classes: {mean:.1f} s per setup class "
+                      f"on average (median {float(np.median(secs)):.1f} s), "
                       f"about {float(np.median(per_task_pos)):,.0f} positions per setup class."
                       + (f" The {left:,} setup classes left would take about {mean * left / 86400:,.1f} "
                          f"worker-days at this rate." if left else ""))

@@ -296,3 +296,19 @@ def test_a_union_that_does_not_fit_the_disk_is_refused_at_once(tmp_path, monkeyp
                         measured.Measured(positions=10**15, measured="test"))
     with pytest.raises(TooBigError, match="--ignore-estimate tries anyway"):
         tiered.check_union(small, tmp_path)
+
+
+def test_a_union_batch_records_its_cpu_time_and_a_later_empty_run_keeps_the_workers(tmp_path):
+    from solver.pipeline import tasks
+    from solver.tables import read_meta
+
+    game = make_game("greener", G33)
+    res = api.solve(game, out=tmp_path, tiered=True, setup_limit=20, workers=1)
+    assert res.solved_now == 20
+    table = _sweep_table(tmp_path)
+    assert (table["seconds"] > 0).all() and table["batch"].to_list() == [20] * 20
+    path = tasks.sweep_dir(game, tmp_path, True) / "setups.parquet"
+    workers = read_meta(path)["workers"]
+    assert workers == 1
+    api.solve(game, out=tmp_path, setup_limit=0)  # nothing to do: the table is rewritten as it was
+    assert read_meta(path)["workers"] == workers

@@ -61,7 +61,7 @@ from solver.core.stats import Z95, wilson
 from solver.errors import ClusterError, TableError, VariantError
 from solver.faults import fault_point
 from solver.pipeline import workfiles
-from solver.tables import read_parquet, variant_dir, write_parquet
+from solver.tables import read_meta, read_parquet, variant_dir, write_parquet
 
 #: the sweep's sub-folder of a variant's table folder
 SWEEP_DIR = "sweep"
@@ -685,6 +685,7 @@ def _sweep_union(solve_tiered: Callable[..., Path], game: Game, state: SweepStat
     own = cluster is None and (jobs is not None or scheduler is not None)
     if own:
         cluster = connect(scheduler, jobs, spec=game_spec(game))
+    cpu = time.process_time()  # every thread of this process: comparable with a task's own time
     try:
         result.workers = cluster.workers if cluster is not None else (workers or 1)
         solve_tiered(game, folder=folder, setup_keys=keys, symmetry=symmetry, workers=workers,
@@ -693,15 +694,17 @@ def _sweep_union(solve_tiered: Callable[..., Path], game: Game, state: SweepStat
         if own and cluster is not None:
             cluster.close()
     fault_point("union-solved")
-    _harvest_union(state, folder, position, meta, result)
+    # (on Dask the tiers' time is the workers': the table's own solve time, in wall seconds)
+    _harvest_union(state, folder, position, meta, result,
+                   cpu_seconds=None if cluster is not None else time.process_time() - cpu)
     shutil.rmtree(folder)
 
 
 def _harvest_union(state: SweepState, folder: Path, position: np.ndarray, meta: dict[str, Any],
-                   result: SweepResult) -> list[int]:
+                   result: SweepResult, cpu_seconds: float | None = None) -> list[int]:
     """The rows of a finished union (its setups table, the first player's view as the sweep
-    table's) as one part of the sweep: one batch of all its classes, its positions and time.
-    Returns their start keys."""
+    table's) as one part of the sweep: one batch of all its classes, its positions and time
+    (``cpu_seconds`` when measured, else the table's solve time). Returns their start keys."""
     from solver.pipeline.tiered_setups import read_setups
 
     rows = read_setups(folder)
@@ -715,7 +718,8 @@ def _harvest_union(state: SweepState, folder: Path, position: np.ndarray, meta: 
         pl.Series("order", position[idx], dtype=pl.Int64),
         # (the positions after the setup: the start row is not one)
         pl.Series("positions", [int(union_meta.get("counts", {}).get("positions", 1)) - 1] * k, dtype=pl.Int64),
-        pl.Series("seconds", [float(union_meta.get("solve_seconds", 0.0)) / k] * k, dtype=pl.Float64),
+        pl.Series("seconds", [float(cpu_seconds if cpu_seconds is not None
+                                    else union_meta.get("solve_seconds", 0.0)) / k] * k, dtype=pl.Float64),
         pl.Series("batch", [k] * k, dtype=pl.Int32),
     )
     _write_part(state.folder / "parts", [frame], meta)
@@ -804,8 +808,13 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
 
 def write_sweep_table(state: SweepState, game: Game, *, workers: int = 0) -> Path:
     """The sweep's finished setups as one table (sorted by key), its summary (complete) or
-    sample estimate (partial) in the metadata; written atomically."""
+    sample estimate (partial) in the metadata; written atomically. ``workers``: of this run (0:
+    none ran, e.g. ``--setup-limit 0``: the last table's number is kept)."""
     from solver.core.stats import setup_summary
+
+    if not workers and (state.folder / "setups.parquet").exists():
+        with contextlib.suppress(TableError, OSError):
+            workers = int(read_meta(state.folder / "setups.parquet").get("workers") or 0)
 
     setups = state.setups
     done = state.done
@@ -875,8 +884,6 @@ def read_sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = Tr
 
 
 def _read_sweep_meta(path: Path) -> dict[str, Any] | None:
-    from solver.tables import read_meta
-
     try:
         return read_meta(path) if path.exists() else None
     except TableError:
