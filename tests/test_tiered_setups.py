@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from solver import api
 from solver.core.game import NodeKind
+from solver.core.values import FLIP, VALUE_NAMES
 from solver.errors import TableError
 from solver.games import make_game
 from solver.pipeline import tiered, tiered_setups
@@ -312,3 +313,30 @@ def test_a_union_batch_records_its_cpu_time_and_a_later_empty_run_keeps_the_work
     assert workers == 1
     api.solve(game, out=tmp_path, setup_limit=0)  # nothing to do: the table is rewritten as it was
     assert read_meta(path)["workers"] == workers
+
+
+@pytest.mark.slow
+def test_greener_4x4_union_of_two_classes_equals_each_class_alone(tmp_path):
+    """Greener 4x4 (issue 35's sample check): the first two setup classes of the sweep's order,
+    solved together tier by tier, give each class the value, remoteness and margin of its own
+    solve (the sweep's task, the whole graph of one class). About 3 minutes. (Run by hand on
+    2026-12-04 for the first 10 classes against the shipped sweep's rows: all equal.)"""
+    from solver import bench_union
+    from solver.pipeline import tasks
+
+    game = make_game("greener", rows=4, cols=4, black=4, white=4, setup="all")
+    keys = bench_union.first_classes(game, True, 2)
+    folder = tiered.solve_tiered(game, folder=tmp_path / "union", setup_keys=keys, workers=2)
+    rows = tiered_setups.read_setups(folder).sort("key")
+    assert rows["key"].to_list() == sorted(keys.tolist())
+    spec = tasks.game_spec(game)
+    for key in keys.tolist():
+        alone = tasks.solve_setup_batch(spec, [key], True)
+        got = rows.filter(pl.col("key") == key).row(0, named=True)
+        setups = tasks.setup_classes(game)
+        i = int(setups.rows_of([key])[0])
+        same = int(setups.to_move[i]) == setups.root_player
+        code = int(alone["value"][0]) if same else int(FLIP[int(alone["value"][0])])
+        assert got["value"] == VALUE_NAMES[code]
+        assert got["remoteness"] == int(alone["remoteness"][0])
+        assert got["margin"] == (1 if same else -1) * int(alone["margin"][0])
