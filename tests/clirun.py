@@ -21,3 +21,16 @@ def run(capsys, *argv, stdin: str | None = None):
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err
     return code, out, err
+
+
+def subprocess_run(args, env_extra=None):
+    """``pyramids *args`` in a child process (``subprocess.CompletedProcess``, text output),
+    with ``env_extra`` in its environment and without an inherited ``PYRAMIDS_FAULT``: for the
+    fault tests, whose child processes kill themselves."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYRAMIDS_FAULT"}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=600, stdin=subprocess.DEVNULL)

@@ -25,6 +25,7 @@ from solver.core.game import Game, NodeKind
 from solver.core.variant import Param
 from solver.pipeline import measured, memory, tiered, tierwork
 from solver.errors import TableError
+from tests.clirun import subprocess_run
 
 
 class GraphGame(Game[int]):
@@ -339,15 +340,7 @@ def test_larger_variants_same_as_whole_graph(name, params, low_memory, tmp_path)
 SMALL = ["override", "--set", "size=2", "--set", "line=2", "--set", "per_size=2"]  # 149 tiers
 
 
-def _cli(args, env_extra=None):
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if k != "PYRAMIDS_FAULT"}
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600, stdin=subprocess.DEVNULL)
+_cli = subprocess_run
 
 
 def _tier_frames(root: Path) -> dict[str, pl.DataFrame]:

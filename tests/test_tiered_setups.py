@@ -23,6 +23,7 @@ from solver.core.values import FLIP, VALUE_NAMES
 from solver.errors import TableError
 from solver.games import make_game
 from solver.pipeline import tiered, tiered_setups
+from tests.clirun import subprocess_run
 
 G33 = dict(rows=3, cols=3, black=2, white=2, setup="all")
 G33_ARGS = ["greener", "--set", "rows=3", "--set", "cols=3", "--set", "black=2", "--set", "white=2",
@@ -110,11 +111,7 @@ def test_verify_finds_a_wrong_start_or_setups_table(tmp_path):
         api.load(game, out=tmp_path)
 
 
-def _cli(args, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if k != "PYRAMIDS_FAULT"}
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "solver.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=600, stdin=subprocess.DEVNULL)
+_cli = subprocess_run
 
 
 def _folder(root: Path) -> Path:

@@ -65,20 +65,21 @@ def read(path: Path) -> dict[tuple[str, str], Measured]:
     a :class:`ValueError` naming the entry and field when one is not of that format."""
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
+    return {(str(game), str(preset)): _entry(f"{path}: [games.{game}.{preset!r}]", values)
+            for game, presets in data.get("games", {}).items() for preset, values in presets.items()}
+
+
+def _entry(where: str, values: dict[str, Any]) -> Measured:
+    """One table of the data file as a :class:`Measured`; a :class:`ValueError` naming ``where``
+    and the field when a field is unknown or of another type."""
     names = {f.name for f in fields(Measured)}
-    out: dict[tuple[str, str], Measured] = {}
-    for game, presets in data.get("games", {}).items():
-        for preset, values in presets.items():
-            where = f"{path}: [games.{game}.{preset!r}]"
-            for key, value in values.items():
-                if key not in names:
-                    raise ValueError(f"{where} has an unknown field {key!r}; the fields are "
-                                     f"{', '.join(sorted(names))}")
-                wanted = _FIELD_TYPES[key]
-                if not isinstance(value, wanted) or (wanted == (int,) and isinstance(value, bool)):
-                    raise ValueError(f"{where}: {key} = {value!r} is not of type {wanted[0].__name__}")
-            out[(str(game), str(preset))] = Measured(**values)
-    return out
+    for key, value in values.items():
+        if key not in names:
+            raise ValueError(f"{where} has an unknown field {key!r}; the fields are {', '.join(sorted(names))}")
+        wanted = _FIELD_TYPES[key]
+        if not isinstance(value, wanted) or (wanted == (int,) and isinstance(value, bool)):
+            raise ValueError(f"{where}: {key} = {value!r} is not of type {wanted[0].__name__}")
+    return Measured(**values)
 
 
 def read_unions(path: Path) -> dict[tuple[str, str], Measured]:
@@ -88,15 +89,8 @@ def read_unions(path: Path) -> dict[tuple[str, str], Measured]:
     ``at_least``, ``not_here``, ``measured``)."""
     with open(path, "rb") as fh:
         data = tomllib.load(fh)
-    names = {f.name for f in fields(Measured)}
-    out: dict[tuple[str, str], Measured] = {}
-    for game, variants in data.get("unions", {}).items():
-        for vid, values in variants.items():
-            unknown = set(values) - names
-            if unknown:
-                raise ValueError(f"{path}: [unions.{game}.{vid!r}] has an unknown field {sorted(unknown)[0]!r}")
-            out[(str(game), str(vid))] = Measured(**values)
-    return out
+    return {(str(game), str(vid)): _entry(f"{path}: [unions.{game}.{vid!r}]", values)
+            for game, variants in data.get("unions", {}).items() for vid, values in variants.items()}
 
 
 @cache
