@@ -727,20 +727,20 @@ def solve(
     how = route(game, tiered=tiered, folder=folder, sweep=sweep,
                 sweep_options={"jobs": jobs, "scheduler": scheduler, "setup_limit": setup_limit,
                                "batch": batch})
+    from solver.pipeline import tiered as _tiered
+
     if how.kind == "sweep":
         # --tiered (without --batch): the classes of this call solved together, tier by tier
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
                             announce=announce, max_positions=max_positions,
-                            union=_tiered_solver() if tiered is True and batch is None else None,
+                            union=_tiered.solve_tiered if tiered is True and batch is None else None,
                             workers=workers)
     tol = check_tol(tol)
     if bound_rounds is not None and bound_rounds < 0:
         raise VariantError(f"--bound-rounds {bound_rounds} must be at least 0 (0: value iteration's strategies only)")
     use_tiers = how.kind == "tiers"
     check_solvable(game, max_positions=max_positions, tiered=use_tiers)
-    from solver.pipeline import tiered as _tiered
-
     if use_tiers and low_memory and _tiered.stochastic(game):
         raise VariantError(f"--low-memory solves tiers without dice; {game.variant.label()} has dice, its "
                            "tiers are solved by value iteration with their moves in memory: drop --low-memory")
@@ -779,12 +779,6 @@ def solve(
         write_edges=write_edges, tol=tol, max_sweeps=max_sweeps, engine=how.engine,
         bound_rounds=(BOUND_ROUNDS if bound_rounds is None else bound_rounds) if bounds else None)
     return Solution(game=game, positions=positions, meta=meta, path=path, edges=edges, setups=setups)
-
-
-def _tiered_solver():
-    from solver.pipeline.tiered import solve_tiered
-
-    return solve_tiered
 
 
 def sweep(game: Game, *, out: str | Path | None = None, symmetry: bool = True, force: bool = False,

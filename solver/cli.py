@@ -648,6 +648,12 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
+def _tier_work(work: dict[str, Any]) -> str:
+    """How far an unfinished tiered solve is (:func:`solver.pipeline.tiered.tier_progress`)."""
+    return (f"{work['tiers_discovered']:,} tiers discovered ({work['positions_discovered']:,} positions), "
+            f"{work['tiers_solved']:,} solved ({work['positions_solved']:,} positions)")
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from solver.pipeline import tasks, tiered
     from solver.tables import POSITIONS, variant_dir
@@ -668,10 +674,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             if work is not None:
                 out[name] = work
                 what = "a batch of setups together" if name == "union" else "every setup together"
-                text += (f"\n  under way      {what}, tier by tier: {work['tiers_discovered']:,} tiers discovered "
-                         f"({work['positions_discovered']:,} positions), {work['tiers_solved']:,} solved "
-                         f"({work['positions_solved']:,} positions); not in the estimate until finished"
-                         f"\n  work folder    {work['folder']}")
+                text += (f"\n  under way      {what}, tier by tier: {_tier_work(work)}; not in the estimate "
+                         f"until finished\n  work folder    {work['folder']}")
         print(json.dumps(out) if args.json else text)
         return 0
     if (folder / POSITIONS).exists() or tiered.is_tiered(folder):
@@ -682,9 +686,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         if work is not None:
             out.update({"kind": "tiered", "complete": False, **work})
             left = "" if work["seconds_left"] is None else f"; about {_duration(work['seconds_left'])} left"
-            text = (f"{game.variant.label()}\n  tiered solve   {work['tiers_discovered']:,} tiers discovered "
-                    f"({work['positions_discovered']:,} positions), {work['tiers_solved']:,} solved "
-                    f"({work['positions_solved']:,} positions){left}\n  work folder    {work['folder']}")
+            text = (f"{game.variant.label()}\n  tiered solve   {_tier_work(work)}{left}\n"
+                    f"  work folder    {work['folder']}")
         else:
             out.update({"kind": None, "complete": False})
             text = f"{game.variant.label()}\n  not started    solve it with `pyramids solve`"

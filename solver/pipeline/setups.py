@@ -34,6 +34,17 @@ def setups_frame(game: Game, keys: np.ndarray, probs: np.ndarray, mult: list[int
     })
 
 
+def setup_multiplicities(game: Game, root: object, n: int) -> list[int | None]:
+    """Arrangements behind each of the ``n`` outcomes of the random setup at ``root``: the game's
+    own counts when it gives one per outcome (``Game.chance_counts``), else the smallest integers
+    proportional to the exact probabilities, else unknown (``None``)."""
+    counts = game.chance_counts(root)
+    if counts is not None and len(counts) == n:
+        return list(counts)
+    exact = [p for _, p in game.chance_outcomes(root)]
+    return multiplicities(exact) if len(exact) == n else [None] * n
+
+
 def multiplicities(probs: list[Fraction]) -> list[int]:
     """Integer weights proportional to exact probabilities (smallest such integers)."""
     denom = 1

@@ -331,12 +331,10 @@ def setup_classes(game: Game, symmetry: bool = True) -> Setups:
     if why is not None:
         raise VariantError(f"{game.variant.label()} cannot be swept by setups: {why}")
     root = game.initial_state()
-    outcomes = game.chance_outcomes(root)
-    counts = game.chance_counts(root)
-    if counts is None or len(counts) != len(outcomes):
-        from solver.pipeline.setups import multiplicities
+    from solver.pipeline.setups import setup_multiplicities
 
-        counts = multiplicities([p for _, p in outcomes])
+    outcomes = game.chance_outcomes(root)
+    counts = setup_multiplicities(game, root, len(outcomes))
     keys = np.empty(len(outcomes), dtype=np.uint64)
     to_move = np.empty(len(outcomes), dtype=np.int8)
     for i, (action, _) in enumerate(outcomes):

@@ -25,7 +25,7 @@ import polars as pl
 from solver.core.arrays import lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, WIN
-from solver.pipeline.setups import multiplicities, setups_frame
+from solver.pipeline.setups import setup_multiplicities, setups_frame
 from solver.tables import positions_frames, read_parquet, write_parquet
 
 #: the companion table of a tiered solve of a random setup (as the whole-graph table's)
@@ -65,13 +65,7 @@ def setup_root(game: Game, symmetry: bool, only: np.ndarray | None = None) -> Se
     keys = np.asarray(exp.children, dtype=np.uint64)
     probs = (np.asarray(exp.probs, dtype=np.float64) if exp.probs is not None
              else np.full(len(keys), 1.0 / max(1, len(keys))))
-    state = game.decode(key)
-    counts = game.chance_counts(state)
-    if counts is not None and len(counts) == len(keys):
-        mult: list[int | None] = list(counts)
-    else:
-        exact = [p for _, p in game.chance_outcomes(state)]
-        mult = multiplicities(exact) if len(exact) == len(keys) else [None] * len(keys)
+    mult = setup_multiplicities(game, game.decode(key), len(keys))
     if only is not None:
         keep = np.flatnonzero(np.isin(keys, np.asarray(only, dtype=np.uint64)))
         keys, probs, mult = keys[keep], probs[keep], [mult[i] for i in keep.tolist()]
@@ -132,6 +126,12 @@ def root_summary(root: SetupRoot, rows: dict[str, np.ndarray]) -> dict[str, floa
     return out
 
 
+def _setups_table(game: Game, root: SetupRoot, rows: dict[str, np.ndarray]) -> pl.DataFrame:
+    """The setups table (the whole-graph solve's, :func:`setups_frame`) from the setups' rows."""
+    return setups_frame(game, root.keys, root.probs, root.mult, root.player, rows["player"], rows["value"],
+                        rows["remoteness"], rows.get("margin"))
+
+
 def solve_root_tier(game: Game, root: SetupRoot, tier: int, files: dict[int, Path], out_dir: Path,
                     meta: dict[str, Any]) -> dict[str, Any]:
     """Write the setup tier (the start's one chance row) to ``files[tier]`` and the setups table
@@ -140,9 +140,7 @@ def solve_root_tier(game: Game, root: SetupRoot, tier: int, files: dict[int, Pat
     scored = bool(game.scored)
     rows = _setup_rows(root, game.tier_of, files, scored)
     summary = root_summary(root, rows)
-    table = setups_frame(game, root.keys, root.probs, root.mult, root.player, rows["player"], rows["value"],
-                         rows["remoteness"], rows["margin"] if scored else None)
-    write_parquet(table, out_dir / SETUPS_FILE, {**meta, "table": "setups"})
+    write_parquet(_setups_table(game, root, rows), out_dir / SETUPS_FILE, {**meta, "table": "setups"})
     cols: dict[str, Any] = {"value": np.array([DRAW], np.uint8),  # placeholder: see ``expected``
                             "remoteness": np.array([NO_REMOTENESS], np.uint16)}
     if scored:
@@ -188,8 +186,6 @@ def verify_root(game: Game, folder: Path, meta: dict[str, Any], files: dict[int,
     table = read_setups(folder)
     if table is None:
         return problems + [f"{Path(folder) / SETUPS_FILE} is missing"]
-    again = setups_frame(game, root.keys, root.probs, root.mult, root.player, rows["player"], rows["value"],
-                         rows["remoteness"], rows["margin"] if game.scored else None)
-    if not table.equals(again):
+    if not table.equals(_setups_table(game, root, rows)):
         problems.append(f"{SETUPS_FILE}: its rows differ from the setups' rows in their tiers")
     return problems

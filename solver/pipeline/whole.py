@@ -26,7 +26,7 @@ from solver.core.values import DRAW, FLIP, NO_REMOTENESS, VALUE_NAMES
 from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import ProtocolError, TooBigError
 from solver.faults import fault_point
-from solver.pipeline.setups import multiplicities, setups_frame
+from solver.pipeline.setups import setup_multiplicities, setups_frame
 from solver.tables import EDGES, POSITIONS, positions_frame, write_variant
 
 SETUPS = "setups.parquet"
@@ -478,13 +478,7 @@ def _solve_setups(game: Game, graph: Graph):
     rows = graph.child[lo:hi]
     root_probs = graph.probs[lo:hi] if graph.probs is not None else np.ones(hi - lo)
     root_state = game.decode(int(graph.keys[root]))
-    outcomes = game.chance_outcomes(root_state) if chance[root] else []
-    exact = [p for _, p in outcomes]
-    counts = game.chance_counts(root_state) if chance[root] else None
-    if counts is not None and len(counts) == len(rows):
-        mult = list(counts)
-    else:
-        mult = multiplicities(exact) if len(exact) == len(rows) else [None] * len(rows)
+    mult = setup_multiplicities(game, root_state, len(rows)) if chance[root] else [None] * len(rows)
     root_player = int(graph.to_move[root])
     setups = setups_frame(game, graph.keys[rows], root_probs, mult, root_player, graph.to_move[rows],
                           value[rows], remoteness[rows],
