@@ -192,6 +192,7 @@ th{background:#eef1f5}td:first-child,th:first-child,td.t{text-align:left}
 figure{margin:1rem 0}figure img{max-width:100%}figcaption{font-size:.85rem;color:#555}
 figure.boards svg{max-width:100%;height:auto}
 dt{font-weight:bold;margin-top:.4rem}dd{margin-left:1.5rem}
+code{background:#f0f2f5;padding:0 .2rem;border-radius:3px;font-size:.9em}
 """
 
 
@@ -208,27 +209,42 @@ def _inline_svg(text: str) -> str:
     return text.replace(' xmlns="http://www.w3.org/2000/svg"', "", 1)
 
 
+#: the Markdown the reports' words use inside a line: **strong** and `code`
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _inline(text: str) -> str:
+    """``text`` (a line of the report's Markdown) as HTML: escaped, then its ``**strong**`` and
+    ```code``` spans as elements, so the page shows what the Markdown shows instead of the marks."""
+    out = html.escape(text)
+    out = _CODE.sub(r"<code>\1</code>", out)
+    return _STRONG.sub(r"<strong>\1</strong>", out)
+
+
 def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
     """The document as one self-contained HTML page (figures embedded as base64 PNG, board
-    pictures as inline SVG; wide tables scroll inside the page instead of widening it)."""
+    pictures as inline SVG; wide tables scroll inside the page instead of widening it; the
+    words' inline Markdown, bold and code, as HTML elements)."""
     e = html.escape
+    m = _inline
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(doc.title)}</title><style>{_CSS}</style></head><body>",
-           f"<h1>{e(doc.title)}</h1>", f"<p>{e(doc.intro)}</p>"]
+           f"<h1>{e(doc.title)}</h1>", f"<p>{m(doc.intro)}</p>"]
     for i, sec in enumerate(doc.sections, 1):
         out.append(f"<h2>{i}. {e(sec.title)}</h2>")
-        out.append(f'<p class="reading">{e(sec.reading)}</p>')
+        out.append(f'<p class="reading">{m(sec.reading)}</p>')
         for b in sec.blocks:
             if b.kind == "text":
-                out.append(f"<p>{e(b.text)}</p>")
+                out.append(f"<p>{m(b.text)}</p>")
             elif b.kind == "note":
-                out.append(f'<p class="note">Note: {e(b.text)}</p>')
+                out.append(f'<p class="note">Note: {m(b.text)}</p>')
             elif b.kind == "table":
                 out.append('<div class="wide"><table><thead><tr>'
                            + "".join(f"<th>{e(_fmt(h))}</th>" for h in b.headers) + "</tr></thead><tbody>")
                 for row in b.rows:
                     out.append("<tr>" + "".join(f"<td>{e(_fmt(c))}</td>" if _NUMBER.match(_fmt(c))
-                                                else f'<td class="t">{e(_fmt(c))}</td>' for c in row) + "</tr>")
+                                                else f'<td class="t">{m(_fmt(c))}</td>' for c in row) + "</tr>")
                 out.append("</tbody></table></div>")
             elif b.kind == "figure":
                 data = base64.b64encode(pngs[b.figure]).decode("ascii")
@@ -241,7 +257,7 @@ def render_html(doc: Document, pngs: Mapping[str, bytes]) -> str:
                 out.append("<ul>" + "".join(f'<li><a href="{e(address)}">{e(words)}</a></li>'
                                             for words, address in b.rows) + "</ul>")
             elif b.kind == "terms":
-                out.append("<dl>" + "".join(f"<dt>{e(term)}</dt><dd>{e(meaning)}</dd>" for term, meaning in b.rows)
+                out.append("<dl>" + "".join(f"<dt>{e(term)}</dt><dd>{m(meaning)}</dd>" for term, meaning in b.rows)
                            + "</dl>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

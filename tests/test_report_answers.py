@@ -330,6 +330,28 @@ def test_html_tables_scroll_inside_the_page(greener):
     assert "http://" not in page and "https://" not in page  # inline SVG without its namespace URL
 
 
+def test_html_shows_the_markdown_spans_as_elements_not_marks(greener):
+    page = greener[2]
+    body = page[page.index("<body>"):]
+    md = (greener[3] / "report.md").read_text()
+    assert "`greener(rows=3" in md  # the Markdown names the variant as code...
+    assert "**" not in body and "`" not in body  # ...the page shows no mark
+    assert "<code>greener(rows=3" in body and body.count("<code>") == body.count("</code>")
+
+
+def test_html_inline_spans_escape_first():
+    doc = R.Document("t", "A **bold** claim about `a < b` & **x<y**; 2 * 3 stays.")
+    sec = R.Section("s", "the `reading`")
+    sec.table(["what"], [["**strong** cell"], ["1,234"]])
+    sec.note("a note with `pyramids show`")
+    doc.sections.append(sec)
+    page = R.render_html(doc, {})
+    assert "<p>A <strong>bold</strong> claim about <code>a &lt; b</code> &amp; <strong>x&lt;y</strong>; 2 * 3 stays.</p>" in page
+    assert '<p class="reading">the <code>reading</code></p>' in page
+    assert '<td class="t"><strong>strong</strong> cell</td>' in page and "<td>1,234</td>" in page
+    assert '<p class="note">Note: a note with <code>pyramids show</code></p>' in page
+
+
 def test_the_change_in_advantage_is_an_interval_where_a_value_is_only_proven_in_one():
     from analysis.tuning import _delta_advantage, what_changes
 
