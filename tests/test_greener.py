@@ -7,6 +7,7 @@ Cells are numbered row-major from the bottom-left: on a board with ``cols`` colu
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from fractions import Fraction
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from solver.core.game import Game, NodeKind, Result
+from solver.core.selfcheck import compare_expand
 from solver.core.values import LOSE, TIE, WIN
 from solver.engines.alphabeta import AlphaBeta
 from solver.engines.enumerate import enumerate_positions
@@ -451,6 +453,24 @@ def _assert_same_expansion(g: Greener, keys: np.ndarray) -> None:
             assert a.dtype == b.dtype, field
             assert np.array_equal(a, b), field
         assert fast.probs is None and slow.probs is None
+        # the children's tiers read off the parents equal the tiers of the children's own keys
+        assert fast.child_tier is not None and fast.child_tier.dtype == np.int64
+        assert np.array_equal(fast.child_tier, g.tier_of(fast.children))
+        assert compare_expand(g, keys, canonical=canonical) == []
+
+
+def test_check_names_child_tiers_that_differ_from_tier_of() -> None:
+    class OffByOne(Greener):
+        def expand(self, keys, *, canonical=False):
+            exp = super().expand(keys, canonical=canonical)
+            wrong = exp.child_tier.copy()
+            wrong[len(wrong) // 2] += 1
+            return dataclasses.replace(exp, child_tier=wrong)
+
+    g = OffByOne(game(rows=3, cols=3, black=2, white=2, setup="BWG/GGB/WGG").variant)
+    keys = np.array([g.encode(s) for s in _playouts(g, 10, seed=1) if not s.root], dtype=np.uint64)
+    (message, key), = compare_expand(g, keys)
+    assert "child_tier" in message and key in keys.tolist()
 
 
 def test_vectorised_expand_matches_default() -> None:

@@ -135,6 +135,10 @@ class Expansion:
     * ``sim_rows``: ``int32[n]`` at simultaneous nodes the number of actions of player 0 (the
       rows of the node's matrix game; its columns are the degree divided by it), 0 elsewhere;
       or ``None`` when no parent is a simultaneous node.
+    * ``child_tier``: optional, ``int64[len(children)]`` each child's tier
+      (:meth:`Game.tier_of` of ``children``), for a game whose expansion knows it without
+      decoding the child again; ``None`` (the default): the tier solvers call ``tier_of``.
+      ``pyramids check`` compares it with ``tier_of``.
     """
 
     kind: np.ndarray
@@ -146,6 +150,7 @@ class Expansion:
     margin: np.ndarray
     sim_rows: np.ndarray | None = None
     payoff: np.ndarray | None = None
+    child_tier: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

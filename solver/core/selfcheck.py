@@ -24,7 +24,8 @@ visited position:
   simultaneous node in one that declares ``secret_choices = False`` (the solver routes games by
   these declarations, so a wrong one would pick the wrong solver);
 * a batch :meth:`Game.expand` of the game's own gives exactly the arrays of the per-state rules
-  (:func:`compare_expand`, also the helper to prove a hand-written ``expand``).
+  (:func:`compare_expand`, also the helper to prove a hand-written ``expand``), and its
+  optional ``child_tier`` equals ``tier_of`` of its children.
 
 Any exception a game method raises is reported as a problem at the position that raised it.
 """
@@ -227,6 +228,14 @@ def compare_expand(game: Game, keys: np.ndarray, *, canonical: bool = False) -> 
         if a.shape != b.shape or not np.array_equal(a, b):
             out.append((f"expand ({how}) disagrees with the per-state rules in {name}",
                         _first_bad_key(ref, fast, keys)))
+    if fast.child_tier is not None:  # optional: the children's tiers, read off the parents
+        want = np.asarray(game.tier_of(np.asarray(fast.children, dtype=np.uint64)), dtype=np.int64)
+        got = np.asarray(fast.child_tier)
+        if got.shape != want.shape or not np.array_equal(got.astype(np.int64), want):
+            bad = np.flatnonzero(got != want) if got.shape == want.shape else np.zeros(1, np.int64)
+            parent = int(np.searchsorted(fast.offsets, int(bad[0]), side="right")) - 1
+            out.append((f"expand ({how}) gives child_tier that differs from tier_of of its children "
+                        f"(first at child {int(bad[0])})", int(keys[max(parent, 0)])))
     return out
 
 

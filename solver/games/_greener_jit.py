@@ -61,7 +61,9 @@ def unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
 def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, colour,
                   combine, pair_src, pair_off, pair_cells, gathers, canonical, tallest):
     """Children and terminal data of ``keys`` (int64). Returns
-    ``(kind, to_move, offsets, children, result, margin)`` as in :class:`Expansion`."""
+    ``(kind, to_move, offsets, children, result, margin, child_tier)`` as in :class:`Expansion`:
+    each child's tier (:meth:`Greener.tier_of`) is read off the parent's board (stacks left,
+    single greens, tallest stack) and the capture, instead of unranking the child again."""
     count = len(keys)
     npairs = len(pair_src)
     nsym = gathers.shape[0]
@@ -72,6 +74,7 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
     margin = np.zeros(count, dtype=np.int32)
     cap = count * (npairs + 1)
     children = np.empty(cap, dtype=np.uint64)
+    child_tier = np.empty(cap, dtype=np.int64)
     board = np.empty(n, dtype=np.int64)
     child = np.empty(n, dtype=np.int64)
     image = np.empty(n, dtype=np.int64)
@@ -114,6 +117,17 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
             offsets[row + 1] = e
             continue
         kind[row] = _DECISION
+        empty = 0
+        singles = 0
+        tall = 0
+        for i in range(n):
+            code = board[i]
+            if code == 0:
+                empty += 1
+            elif code == 1:
+                singles += 1
+            if heights[code] > tall:
+                tall = heights[code]
         ncap = 0
         for p in range(npairs):
             src = pair_src[p]
@@ -129,17 +143,27 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
             ncap += 1
             for i in range(n):
                 child[i] = board[i]
-            child[dst] = combine[board[src], board[dst]]
+            made = combine[board[src], board[dst]]
+            child[dst] = made
             child[src] = 0
             children[e] = _key(child, 1 - player, 0, canonical, image, best, gathers, nsym, n,
                                green, cum, s_m, s_h, s_gr, heights, greens)
+            left = singles - (board[src] == 1) - (board[dst] == 1)
+            child_tier[e] = _tier(empty + 1, green - left, max(tall, heights[made]), 0, n, green)
             e += 1
         if ncap == 0:  # pass
             children[e] = _key(board, 1 - player, passes + 1, canonical, image, best, gathers,
                                nsym, n, green, cum, s_m, s_h, s_gr, heights, greens)
+            child_tier[e] = _tier(empty, green - singles, tall, passes + 1, n, green)
             e += 1
         offsets[row + 1] = e
-    return kind, to_move, offsets, children[:e].copy(), result, margin
+    return kind, to_move, offsets, children[:e].copy(), result, margin, child_tier[:e].copy()
+
+
+@njit(cache=True, nogil=True)
+def _tier(captures, greens_captured, tallest, passes, n, green):
+    """The tier id of :meth:`Greener.tier_of` from its parts."""
+    return ((captures * (green + 1) + greens_captured) * (n + 1) + tallest) * 3 + passes
 
 
 @njit(cache=True, nogil=True)

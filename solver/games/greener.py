@@ -762,7 +762,7 @@ class Greener(Game[GreenerState]):
         if int(keys.max()) >= self.root_key:
             raise ValueError("key out of range for this variant")
         s_gr, s_h, s_m = t["stride"]
-        kind, to_move, offsets, children, result, margin = expand_kernel(
+        kind, to_move, offsets, children, result, margin, child_tier = expand_kernel(
             keys.astype(np.int64), self.cells, self.green, t["ncodes"], t["cum"], s_m, s_h, s_gr,
             t["heights"], t["greens"], t["colour"], t["combine"], t["pair_src"], t["pair_off"],
             t["pair_cells"], t["gather_array"], canonical, self.tiebreak == "tallest",
@@ -775,6 +775,7 @@ class Greener(Game[GreenerState]):
             probs=None,
             result=result,
             margin=margin,
+            child_tier=child_tier,
         )
 
     def _capture_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

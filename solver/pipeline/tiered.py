@@ -388,7 +388,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             kids = exp.children
             if not len(kids):
                 continue
-            ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+            ct = tierwork.child_tiers(game, exp)
             if (ct < t).any():
                 bad = int(ct[ct < t][0])
                 raise RuntimeError(f"{game.name}.tier_of is not monotone: a move of tier {t} leads to "
@@ -605,7 +605,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         # each chunk's children are split (their tiers, their rows here) in the thread that
         # expands it: this loop only folds
         def split(s: int, exp: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return tierwork.split_inside(game, t, exp.children, keys, index)
+            return tierwork.split_inside(game, t, exp, keys, index)
 
         for s, exp, (ct, inside, rows) in tierwork.expansions_then(run, keys, split):
             m = len(exp.kind)
@@ -842,7 +842,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 stored.append(np.empty(0, np.int32))
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct, inside, rows = tierwork.split_inside(game, t, kids, keys, index)
+        ct, inside, rows = tierwork.split_inside(game, t, exp, keys, index)
         inside_moves += len(rows)
         if stored is not None:  # once the reserve is reached, later chunks are expanded again
             if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
@@ -887,7 +887,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             kids = exp.children
             child = np.full(len(kids), -1, np.int64)
             if len(kids):
-                _, inside, found = tierwork.split_inside(game, t, kids, keys, index)
+                _, inside, found = tierwork.split_inside(game, t, exp, keys, index)
                 child[inside] = found
             done += int(step(rows, exp.offsets, child))
         return done

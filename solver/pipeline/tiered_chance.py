@@ -154,7 +154,7 @@ def _expand(run: Any, t: int, keys: np.ndarray) -> tuple[Any, ...]:
         result[s : s + m] = exp.result
         deg[s : s + m] = np.diff(exp.offsets)
         kids = np.asarray(exp.children, dtype=np.uint64)
-        _, inside, rows = tierwork.split_inside(run.game, t, kids, keys, index)
+        _, inside, rows = tierwork.split_inside(run.game, t, exp, keys, index)
         part = np.empty(len(kids), np.int32 if n < 2**31 else np.int64)
         part[inside] = rows
         distinct, where = np.unique(kids[~inside], return_inverse=True)

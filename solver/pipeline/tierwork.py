@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from solver.core.arrays import SortedLookup
-from solver.core.game import Game, NodeKind
+from solver.core.game import Expansion, Game, NodeKind
 from solver.core.progress import Task
 from solver.engines import waiting
 from solver.errors import TableError
@@ -138,11 +138,23 @@ def _no_dead_end(exp, keys: np.ndarray, start: int):
     return exp
 
 
-def split_inside(game: Game, t: int, kids: np.ndarray, keys: np.ndarray, index: SortedLookup
+def child_tiers(game: Game, exp: Expansion) -> np.ndarray:
+    """The tier of every child of ``exp``: the expansion's own ``child_tier`` where the game
+    gives it (read off the parent, no decoding), else :meth:`Game.tier_of` of the children."""
+    if exp.child_tier is not None:
+        return np.asarray(exp.child_tier, dtype=np.int64)
+    if not len(exp.children):
+        return np.empty(0, np.int64)
+    return np.asarray(game.tier_of(np.asarray(exp.children, dtype=np.uint64)), dtype=np.int64)
+
+
+def split_inside(game: Game, t: int, exp: Expansion, keys: np.ndarray, index: SortedLookup
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each child's tier, which children stay in tier ``t``, and their rows among the tier's
-    sorted ``keys`` (an error when one is missing: damaged discovery files)."""
-    ct = np.asarray(game.tier_of(kids), dtype=np.int64)
+    """Each child's tier (:func:`child_tiers`), which children of ``exp`` stay in tier ``t``,
+    and their rows among the tier's sorted ``keys`` (an error when one is missing: damaged
+    discovery files)."""
+    kids = np.asarray(exp.children, dtype=np.uint64)
+    ct = child_tiers(game, exp)
     inside = ct == t
     rows = index(kids[inside]) if inside.any() else np.empty(0, np.int64)
     if len(rows):
