@@ -58,6 +58,43 @@ def unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
 
 
 @njit(cache=True, nogil=True)
+def unrank_sorted(r, out, acc, span, left_h, left_g, n, green, ncodes, cum, s_m, s_h, s_gr, heights,
+                  greens):
+    """:func:`unrank` of ``r`` into ``out``, which holds the board of the rank unranked before
+    (``acc``/``span``/``left_h``/``left_g``: per cell ``j``, the rank below the board's first
+    ``j`` cells, how many boards share them, and the height and greens left for cells ``j..``;
+    ``span[0] = 0`` before the first call). Cells shared with that board are kept: when ranks come
+    in ascending order (a tier's sorted keys) most boards differ only in their last few cells."""
+    j = 0
+    while j < n and acc[j] <= r and r - acc[j] < span[j]:
+        j += 1
+    if j == n and r == acc[n]:
+        return
+    j = max(j - 1, 0)  # cells 0..j-1 are shared; cell j differs (or the first call)
+    big_h = left_h[j]
+    gr = left_g[j]
+    rest = r - acc[j]
+    for i in range(j, n):
+        base = (n - i) * s_m + big_h * s_h + gr * s_gr
+        span[i] = cum[base + ncodes]
+        lo = 0
+        hi = ncodes  # invariant: cum[base + lo] <= rest < cum[base + hi]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if cum[base + mid] <= rest:
+                lo = mid
+            else:
+                hi = mid
+        out[i] = lo
+        rest -= cum[base + lo]
+        acc[i + 1] = acc[i] + cum[base + lo]
+        big_h -= heights[lo]
+        gr -= greens[lo]
+        left_h[i + 1] = big_h
+        left_g[i + 1] = gr
+
+
+@njit(cache=True, nogil=True)
 def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, colour,
                   combine, pair_src, pair_off, pair_cells, gathers, canonical, tallest):
     """Children and terminal data of ``keys`` (int64). Returns
@@ -79,12 +116,19 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
     child = np.empty(n, dtype=np.int64)
     image = np.empty(n, dtype=np.int64)
     best = np.empty(n, dtype=np.int64)
+    acc = np.zeros(n + 1, dtype=np.int64)  # unrank_sorted's memory of the board before
+    span = np.zeros(n + 1, dtype=np.int64)
+    left_h = np.zeros(n + 1, dtype=np.int64)
+    left_g = np.zeros(n + 1, dtype=np.int64)
+    left_h[0] = n
+    left_g[0] = green
     e = 0
     for row in range(count):
         k = keys[row]
         passes = k % 3
         player = (k // 3) % 2
-        unrank(k // 6, board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
+        unrank_sorted(k // 6, board, acc, span, left_h, left_g, n, green, ncodes, cum, s_m, s_h, s_gr,
+                      heights, greens)
         to_move[row] = player
         if passes == 2:
             kind[row] = _TERMINAL
