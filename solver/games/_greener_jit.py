@@ -36,35 +36,27 @@ def _rank(board, n, green, cum, s_m, s_h, s_gr, heights, greens):
 
 
 @njit(cache=True, nogil=True)
-def unrank(r, out, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens):
-    """The board of rank ``r`` (the inverse of ``_rank``), cell codes written into ``out``;
-    public because :mod:`solver.games.greener`'s tier kernel reads boards this way too."""
-    big_h = n
-    gr = green
-    for i in range(n):
-        base = (n - i) * s_m + big_h * s_h + gr * s_gr
-        lo = 0
-        hi = ncodes  # invariant: cum[base + lo] <= r < cum[base + hi]
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if cum[base + mid] <= r:
-                lo = mid
-            else:
-                hi = mid
-        out[i] = lo
-        r -= cum[base + lo]
-        big_h -= heights[lo]
-        gr -= greens[lo]
+def unrank_memory(n, green):
+    """The arrays :func:`unrank_sorted` keeps between calls, before the first one."""
+    acc = np.zeros(n + 1, dtype=np.int64)
+    span = np.zeros(n + 1, dtype=np.int64)
+    left_h = np.zeros(n + 1, dtype=np.int64)
+    left_g = np.zeros(n + 1, dtype=np.int64)
+    left_h[0] = n
+    left_g[0] = green
+    return acc, span, left_h, left_g
 
 
 @njit(cache=True, nogil=True)
 def unrank_sorted(r, out, acc, span, left_h, left_g, n, green, ncodes, cum, s_m, s_h, s_gr, heights,
                   greens):
-    """:func:`unrank` of ``r`` into ``out``, which holds the board of the rank unranked before
-    (``acc``/``span``/``left_h``/``left_g``: per cell ``j``, the rank below the board's first
-    ``j`` cells, how many boards share them, and the height and greens left for cells ``j..``;
-    ``span[0] = 0`` before the first call). Cells shared with that board are kept: when ranks come
-    in ascending order (a tier's sorted keys) most boards differ only in their last few cells."""
+    """The board of rank ``r`` (the inverse of ``_rank``), cell codes written into ``out``, which
+    holds the board of the rank unranked before (``acc``/``span``/``left_h``/``left_g``, from
+    :func:`unrank_memory`: per cell ``j``, the rank below the board's first ``j`` cells, how many
+    boards share them, and the height and greens left for cells ``j..``). Cells shared with that
+    board are kept: when ranks come in ascending order (a tier's sorted keys) most boards differ
+    only in their last few cells. Public because :mod:`solver.games.greener`'s tier kernel reads
+    boards this way too."""
     j = 0
     while j < n and acc[j] <= r and r - acc[j] < span[j]:
         j += 1
@@ -116,12 +108,7 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
     child = np.empty(n, dtype=np.int64)
     image = np.empty(n, dtype=np.int64)
     best = np.empty(n, dtype=np.int64)
-    acc = np.zeros(n + 1, dtype=np.int64)  # unrank_sorted's memory of the board before
-    span = np.zeros(n + 1, dtype=np.int64)
-    left_h = np.zeros(n + 1, dtype=np.int64)
-    left_g = np.zeros(n + 1, dtype=np.int64)
-    left_h[0] = n
-    left_g[0] = green
+    acc, span, left_h, left_g = unrank_memory(n, green)  # of the board before
     e = 0
     for row in range(count):
         k = keys[row]
@@ -161,17 +148,7 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
             offsets[row + 1] = e
             continue
         kind[row] = _DECISION
-        empty = 0
-        singles = 0
-        tall = 0
-        for i in range(n):
-            code = board[i]
-            if code == 0:
-                empty += 1
-            elif code == 1:
-                singles += 1
-            if heights[code] > tall:
-                tall = heights[code]
+        empty, singles, tall = board_tier_parts(board, n, heights)
         ncap = 0
         for p in range(npairs):
             src = pair_src[p]
@@ -193,19 +170,36 @@ def expand_kernel(keys, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens, 
             children[e] = _key(child, 1 - player, 0, canonical, image, best, gathers, nsym, n,
                                green, cum, s_m, s_h, s_gr, heights, greens)
             left = singles - (board[src] == 1) - (board[dst] == 1)
-            child_tier[e] = _tier(empty + 1, green - left, max(tall, heights[made]), 0, n, green)
+            child_tier[e] = tier_id(empty + 1, green - left, max(tall, heights[made]), 0, n, green)
             e += 1
         if ncap == 0:  # pass
             children[e] = _key(board, 1 - player, passes + 1, canonical, image, best, gathers,
                                nsym, n, green, cum, s_m, s_h, s_gr, heights, greens)
-            child_tier[e] = _tier(empty, green - singles, tall, passes + 1, n, green)
+            child_tier[e] = tier_id(empty, green - singles, tall, passes + 1, n, green)
             e += 1
         offsets[row + 1] = e
     return kind, to_move, offsets, children[:e].copy(), result, margin, child_tier[:e].copy()
 
 
 @njit(cache=True, nogil=True)
-def _tier(captures, greens_captured, tallest, passes, n, green):
+def board_tier_parts(board, n, heights):
+    """``(empty cells, single green pyramids, tallest stack)`` of a board of cell codes."""
+    empty = 0
+    singles = 0
+    tallest = 0
+    for i in range(n):
+        code = board[i]
+        if code == 0:
+            empty += 1
+        elif code == 1:
+            singles += 1
+        if heights[code] > tallest:
+            tallest = heights[code]
+    return empty, singles, tallest
+
+
+@njit(cache=True, nogil=True)
+def tier_id(captures, greens_captured, tallest, passes, n, green):
     """The tier id of :meth:`Greener.tier_of` from its parts."""
     return ((captures * (green + 1) + greens_captured) * (n + 1) + tallest) * 3 + passes
 

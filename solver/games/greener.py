@@ -48,7 +48,8 @@ from solver.core.picture import Piece, Picture
 from solver.core.arrays import unique_counts
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetry_array, parse_cell
 from solver.core.variant import Param, Variant
-from solver.games._greener_jit import expand_kernel, playout_kernel, unrank
+from solver.games._greener_jit import (board_tier_parts, expand_kernel, playout_kernel, tier_id, unrank_memory,
+                                      unrank_sorted)
 from solver.errors import IllegalMoveError, TooBigError, VariantError
 
 BLACK, WHITE, GREEN = 0, 1, 2
@@ -940,6 +941,7 @@ def _tier_kernel(keys, root, n, green, ncodes, cum, s_m, s_h, s_gr, heights, gre
     """:meth:`Greener.tier_of` of ``keys`` (uint64, kept unsigned so keys up to ``2**64`` work)
     into ``out``."""
     board = np.empty(n, dtype=np.int64)
+    acc, span, left_h, left_g = unrank_memory(n, green)
     six = np.uint64(6)
     three = np.uint64(3)
     for i in range(len(keys)):
@@ -947,16 +949,7 @@ def _tier_kernel(keys, root, n, green, ncodes, cum, s_m, s_h, s_gr, heights, gre
         if k == root:
             out[i] = 0
             continue
-        unrank(np.int64(k // six), board, n, green, ncodes, cum, s_m, s_h, s_gr, heights, greens)
-        empty = 0
-        singles = 0
-        tallest = 0
-        for c in range(n):
-            code = board[c]
-            if code == 0:
-                empty += 1
-            elif code == 1:
-                singles += 1
-            if heights[code] > tallest:
-                tallest = heights[code]
-        out[i] = ((empty * (green + 1) + green - singles) * (n + 1) + tallest) * 3 + np.int64(k % three)
+        unrank_sorted(np.int64(k // six), board, acc, span, left_h, left_g, n, green, ncodes, cum, s_m, s_h,
+                      s_gr, heights, greens)
+        empty, singles, tallest = board_tier_parts(board, n, heights)
+        out[i] = tier_id(empty, green - singles, tallest, np.int64(k % three), n, green)
