@@ -73,9 +73,34 @@ def _group(game: Any, tier: int) -> str:
     return f"{game.cells - parts(tier)[0]} stacks left"
 
 
+def recorded(game: Any, out: str | Path | None) -> list[dict[str, Any]]:
+    """The unions finished in the variant's sweep (``pyramids solve ... --tiered --setup-limit N``
+    keeps a record of each, :func:`solver.pipeline.tasks.union_records`) as rows like
+    :func:`measure`'s: N classes (not the first N: the classes of the sweep's order that union
+    took), positions per tier group, seconds of discovery."""
+    from solver.pipeline.tasks import union_records
+
+    rows = []
+    for r in union_records(game, out=out):
+        groups: dict[str, int] = defaultdict(int)
+        for t in r["tiers"]:
+            groups[_group(game, t["tier"])] += t["positions"]
+        first, last = (r["orders"] + [0, 0])[:2]
+        rows.append({"n": r["classes"], "positions": r["positions"], "tiers": len(r["tiers"]), "groups": dict(groups),
+                     "seconds": float(r.get("timings", {}).get("discover", 0.0)), "orders": (first, last),
+                     "solve_seconds": float(r.get("timings", {}).get("solve", 0.0)),
+                     "cpu_seconds": r.get("cpu_seconds")})
+    return rows
+
+
 def extrapolate(rows: list[dict[str, Any]], classes: int) -> float | None:
     """Positions of every class: the power law through the last two measured N, capped by the
-    classes alone (see the module docstring); ``None`` with fewer than two N."""
+    classes alone (see the module docstring); ``None`` with fewer than two N. Rows of the same N
+    (unions of different classes) count as their mean."""
+    by_n: dict[int, list[int]] = defaultdict(list)
+    for r in rows:
+        by_n[int(r["n"])].append(int(r["positions"]))
+    rows = [{"n": n, "positions": sum(v) / len(v)} for n, v in sorted(by_n.items())]
     if len(rows) < 2:
         return None
     a, b = rows[-2], rows[-1]
@@ -94,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--classes", default="1,10,100", help="comma-separated N (default 1,10,100)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--dir", default=None, help="work folder (default: a temporary folder)")
+    p.add_argument("--recorded", action="store_true",
+                   help="measure nothing: show the unions already solved in the variant's sweep under --out "
+                        "(each `pyramids solve ... --tiered --setup-limit N` keeps a record of its tiers)")
+    p.add_argument("--out", default=None, help="tables folder of the sweep for --recorded (default: tables)")
     args = p.parse_args(argv)
     params = dict(game_class(args.game).presets[args.preset]) if args.preset else {}
     for item in args.set:
@@ -107,12 +136,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{game.variant.label()}: {setups.classes:,} setup classes ({setups.arrangements:,} arrangements)",
           flush=True)
     rows = []
-    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        for n in ns:
-            row = measure(game, n, Path(tmp), workers=args.workers)
-            rows.append(row)
-            print(f"  N = {n:>7,}: {row['positions']:>15,} positions ({row['positions'] / n:>13,.0f} a class) "
-                  f"in {row['tiers']:,} tiers, {row['seconds']:.1f} s", flush=True)
+    if args.recorded:
+        rows = sorted(recorded(game, args.out), key=lambda r: (r["n"], r["orders"]))
+        if not rows:
+            print(f"no finished union in the sweep of {game.variant.label()} under {args.out or 'tables'}: "
+                  "solve one with `pyramids solve ... --tiered --setup-limit N --out DIR`", file=sys.stderr)
+            return 2
+        for row in rows:
+            print(f"  N = {row['n']:>7,} (classes {row['orders'][0]:,}-{row['orders'][1]:,} of the order): "
+                  f"{row['positions']:>15,} positions ({row['positions'] / row['n']:>13,.0f} a class) in "
+                  f"{row['tiers']:,} tiers, {row['seconds']:.1f} s of discovery, {row['solve_seconds']:.1f} s of solving",
+                  flush=True)
+    else:
+        with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+            for n in ns:
+                row = measure(game, n, Path(tmp), workers=args.workers)
+                rows.append(row)
+                print(f"  N = {n:>7,}: {row['positions']:>15,} positions ({row['positions'] / n:>13,.0f} a class) "
+                      f"in {row['tiers']:,} tiers, {row['seconds']:.1f} s", flush=True)
     keys = sorted({k for r in rows for k in r["groups"]}, key=lambda k: int(k.split()[0]), reverse=True)
     print()
     print("| tier group | " + " | ".join(f"N = {r['n']:,}" for r in rows) + " |")
@@ -121,7 +162,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {k} | " + " | ".join(f"{r['groups'].get(k, 0):,}" for r in rows) + " |")
     print("| **all** | " + " | ".join(f"**{r['positions']:,}**" for r in rows) + " |")
     print("| a class | " + " | ".join(f"{r['positions'] / r['n']:,.0f}" for r in rows) + " |")
-    print("| seconds | " + " | ".join(f"{r['seconds']:.1f}" for r in rows) + " |")
+    print(f"| seconds{' of discovery' if args.recorded else ''} | "
+          + " | ".join(f"{r['seconds']:.1f}" for r in rows) + " |")
+    if args.recorded:
+        print("| seconds of solving | " + " | ".join(f"{r['solve_seconds']:.1f}" for r in rows) + " |")
     est = extrapolate(rows, setups.classes)
     if est is not None:
         print(f"\nall {setups.classes:,} classes: about {est:,.0f} positions ({est / setups.classes:,.0f} a class; "

@@ -312,6 +312,33 @@ def test_a_union_batch_records_its_cpu_time_and_a_later_empty_run_keeps_the_work
     assert read_meta(path)["workers"] == workers
 
 
+def test_every_union_keeps_a_record_of_its_tiers_and_bench_union_shows_it(tmp_path, capsys):
+    """A union's tier files go with its folder; its record stays in the sweep (``sweep/unions/``):
+    the classes, their places in the order, the positions of every tier (as the union's discovery
+    from the same classes counts them), the times. ``bench_union --recorded`` shows the records."""
+    from solver import bench_union
+    from solver.pipeline import tasks
+
+    game = make_game("greener", G33)
+    api.solve(game, out=tmp_path, tiered=True, setup_limit=20, workers=1)
+    api.solve(game, out=tmp_path, tiered=True, setup_limit=30, workers=1)
+    records = tasks.union_records(game, out=tmp_path)
+    assert [(r["classes"], r["orders"]) for r in records] == [(20, [0, 19]), (30, [20, 49])]
+    table = _sweep_table(tmp_path)
+    for r in records:
+        batch = table.filter(pl.col("batch") == r["classes"])
+        assert r["positions"] == batch["positions"][0] and r["cpu_seconds"] > 0
+        assert sum(t["positions"] for t in r["tiers"]) == r["positions"]
+    alone = bench_union.measure(game, 20, tmp_path / "bench", workers=1)
+    rows = bench_union.recorded(game, tmp_path)
+    assert rows[0]["positions"] == alone["positions"] and rows[0]["groups"] == alone["groups"]
+    assert bench_union.main(["greener", "--preset", "3x3", "--recorded", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "(classes 20-49 of the order)" in out and f"**{alone['positions']:,}**" in out
+    assert bench_union.main(["greener", "--preset", "3x3", "--recorded", "--out", str(tmp_path / "none")]) == 2
+    assert "no finished union" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_greener_4x4_union_of_two_classes_equals_each_class_alone(tmp_path):
     """Greener 4x4 (issue 35's sample check): the first two setup classes of the sweep's order,

@@ -24,7 +24,9 @@ The sweep folder ``<tables>/<game>/<variant-id>/sweep/``:
 * ``parts/*.parquet``: finished setups, appended as the tasks end (each file written
   atomically; a setup found twice, e.g. by two runs at once, is the same row and is kept once);
 * ``setups.parquet``: the finished setups in one table, rewritten at the end of every run, with
-  the summary (or, while incomplete, the sample estimate) in its metadata.
+  the summary (or, while incomplete, the sample estimate) in its metadata;
+* ``unions/*.json``: one record per finished union (``--tiered --setup-limit N``): its classes,
+  positions per tier and times, how much the setups share (``python -m solver.bench_union --recorded``).
 
 The order (:func:`plan_order`): i.i.d. draws of arrangements (each setup class with probability
 multiplicity / arrangements), classes taken in the order of their first draw (the classes never
@@ -654,6 +656,9 @@ def sweep_setups(game: Game, *, out: str | Path | None = None, symmetry: bool = 
 #: that says it is finished (:data:`solver.pipeline.tiered.MANIFEST`)
 UNION_DIR = "union"
 UNION_MANIFEST = "tiers.json"
+#: the sweep's sub-folder keeping one record per finished union (its classes, positions per tier,
+#: times): how much the setups share, measured by every union run (:func:`union_records`)
+UNIONS_DIR = "unions"
 
 
 def _sweep_union(solve_tiered: Callable[..., Path], game: Game, state: SweepState, todo: list[int], position: np.ndarray,
@@ -721,9 +726,37 @@ def _harvest_union(state: SweepState, folder: Path, position: np.ndarray, meta: 
         pl.Series("batch", [k] * k, dtype=pl.Int32),
     )
     _write_part(state.folder / "parts", [frame], meta)
+    _record_union(state.folder / UNIONS_DIR, union_meta, position[idx], cpu_seconds)
     result.solved_now += k
     result.hosts.add(host())
     return rows["key"].to_list()
+
+
+def _record_union(folder: Path, union_meta: dict[str, Any], orders: np.ndarray, cpu_seconds: float | None) -> None:
+    """Keep what a finished union measured (its tier files go with its folder): the classes (their
+    places in the sweep's order), the positions of every tier after the setup, the times. Written atomically, one
+    file per union (a union harvested twice writes the same file)."""
+    counts = union_meta.get("counts", {})
+    record = {
+        "classes": int(len(orders)), "orders": [int(orders.min()), int(orders.max())] if len(orders) else [],
+        "positions": int(counts.get("positions", 1)) - 1,  # the positions after the setup
+        "timings": union_meta.get("timings", {}), "cpu_seconds": cpu_seconds,
+        "toolkit_version": union_meta.get("toolkit_version"), "created": union_meta.get("created"),
+        "tiers": [{"tier": int(t["tier"]), "name": t.get("name"), "positions": int(t["positions"]),
+                   "seconds": t.get("seconds")} for t in union_meta.get("tiers", [])
+                  if t["tier"] != union_meta.get("root_tier")],  # (not the setup tier: its one start row)
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    first = record["orders"][0] if record["orders"] else 0
+    workfiles.atomic_json(folder / f"union-{first:06d}-{record['classes']}.json", record)
+
+
+def union_records(game: Game, *, out: str | Path | None = None, symmetry: bool = True) -> list[dict[str, Any]]:
+    """The records of the unions finished in ``game``'s sweep (:func:`_record_union`), in the
+    sweep's order (empty when there are none)."""
+    folder = sweep_dir(game, out, symmetry) / UNIONS_DIR
+    records = [workfiles.read_json(p) for p in sorted(folder.glob("union-*.json"))]
+    return [r for r in records if r is not None]
 
 
 def _consolidate(state: SweepState, game: Game, workers: int) -> None:
