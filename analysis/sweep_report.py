@@ -203,6 +203,20 @@ def build_sweep_report(game: Any, table: pl.DataFrame, meta: dict[str, Any]) -> 
              f"{float(np.median(per_task_pos)):,.0f} / {float(per_task_pos.max()):,.0f}"],
             ["worker-days left at this rate", f"{mean * left / 86400:,.1f}"],
         ])
+        sizes = (t.with_columns((pl.col("positions") / pl.col("batch")).alias("per_class"))
+                 .group_by("batch").agg(pl.len().alias("classes"), pl.col("seconds").median(),
+                                        pl.col("per_class").median()).sort("batch"))
+        if sizes.height > 1:  # batches share their classes' positions: say what each size cost
+            big, one = sizes.row(-1, named=True), sizes.row(0, named=True)
+            sec.note(f"Classes solved in one batch share their positions, so a class costs less in a larger "
+                     f"batch: {big['seconds']:.1f} s and {big['per_class']:,.0f} positions a class in batches "
+                     f"of {big['batch']:,}, against {one['seconds']:.1f} s and {one['per_class']:,.0f} in "
+                     f"batches of {one['batch']:,} (medians, table below). The rate above averages every batch "
+                     "so far; larger batches of the classes left would cost less a class.")
+            sec.table(["classes a batch", "classes solved", "seconds a class (median)",
+                       "positions a class (median)"],
+                      [[f"{r['batch']:,}", f"{r['classes']:,}", f"{r['seconds']:.1f}", f"{r['per_class']:,.0f}"]
+                       for r in sizes.iter_rows(named=True)])
         doc.sections.append(sec)
 
     sec = Section("Words used", "")
