@@ -285,7 +285,7 @@ def test_a_union_that_does_not_fit_the_disk_is_refused_at_once(tmp_path, monkeyp
     assert entry is not None and entry.positions > 1e10 and "bench_union" in entry.measured
     for (game, vid), m in measured.unions().items():  # every entry names a real random-setup variant
         assert game in ("greener",) and vid == g44.variant.variant_id() and m.measured
-    with pytest.raises(TooBigError, match=r"about 1\.4e\+11 positions .* --tiered --scheduler tcp://HOST:8786"):
+    with pytest.raises(TooBigError, match=r"about 6\.8e\+10 positions .* --tiered --scheduler tcp://HOST:8786"):
         tiered.solve_tiered(g44, out=tmp_path)
     assert not list(tmp_path.rglob("*.tiered"))  # nothing was started
     small = make_game("greener", G33)
@@ -337,6 +337,26 @@ def test_every_union_keeps_a_record_of_its_tiers_and_bench_union_shows_it(tmp_pa
     assert "(classes 20-49 of the order)" in out and f"**{alone['positions']:,}**" in out
     assert bench_union.main(["greener", "--preset", "3x3", "--recorded", "--out", str(tmp_path / "none")]) == 2
     assert "no finished union" in capsys.readouterr().err
+
+
+def test_the_sweep_report_says_what_a_class_cost_in_each_batch_size(tmp_path):
+    """Batches share positions: the report's cost section lists each batch size with the median
+    seconds and positions a class, read from the sweep table's rows (one batch of 20 together,
+    then ten classes one per task)."""
+    from analysis.sweep_report import write_sweep_report
+    from solver.pipeline import tasks
+
+    pytest.importorskip("distributed")  # (the single-class tasks run on Dask)
+    game = make_game("greener", G33)
+    api.solve(game, out=tmp_path, tiered=True, setup_limit=20, workers=1)
+    api.solve(game, out=tmp_path, setup_limit=10, jobs=1, batch=1)
+    table, meta = tasks.read_sweep(game, out=tmp_path)
+    md = write_sweep_report(game, table, meta, tmp_path / "rep").read_text()
+    one, union = table.filter(pl.col("batch") == 1), table.filter(pl.col("batch") == 20)
+    assert one.height == 10 and union.height == 20
+    assert (f"| 20 | 20 | {union['seconds'].median():.1f} | {union['positions'][0] / 20:,.0f} |" in md)
+    assert (f"| 1 | 10 | {one['seconds'].median():.1f} | {one['positions'].median():,.0f} |" in md)
+    assert "in batches of 20, against" in md
 
 
 @pytest.mark.slow
