@@ -30,8 +30,11 @@ from solver.api import make_game
 from solver.games import game_class
 
 
-def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool = True) -> dict[str, Any]:
-    """Discover the union of the first ``n`` setup classes of ``game``; counts per tier group."""
+def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool = True,
+            progress: bool | str = False) -> dict[str, Any]:
+    """Discover the union of the first ``n`` setup classes of ``game``; counts per tier group.
+    ``progress``: the tiered discovery's own progress (bars, ``"lines"`` or nothing)."""
+    from solver.core.progress import session
     from solver.pipeline import tiered
 
     folder = root / f"n{n}"
@@ -40,10 +43,14 @@ def measure(game: Any, n: int, root: Path, *, workers: int = 2, symmetry: bool =
     from concurrent.futures import ThreadPoolExecutor
 
     run.pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 else None
+    bar = tiered._TierProgress(progress) if progress else None
     t0 = time.perf_counter()
     try:
-        infos = tiered.discover(run)
+        with session(progress, every=tiered.LOG_EVERY):
+            infos = tiered.discover(run, progress=bar)
     finally:
+        if bar is not None:
+            bar.close()
         if run.pool is not None:
             run.pool.shutdown(wait=True)
     seconds = time.perf_counter() - t0
@@ -123,12 +130,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="measure nothing: show the unions already solved in the variant's sweep under --out "
                         "(each `pyramids solve ... --tiered --setup-limit N` keeps a record of its tiers)")
     p.add_argument("--out", default=None, help="tables folder of the sweep for --recorded (default: tables)")
+    p.add_argument("--quiet", action="store_true", help="no progress on standard error (default: bars on a "
+                   "terminal, else a line every 10 s)")
     args = p.parse_args(argv)
     params = dict(game_class(args.game).presets[args.preset]) if args.preset else {}
     for item in args.set:
         k, _, v = item.partition("=")
         params[k] = v
     game = make_game(args.game, params)
+    from solver.core.progress import mode_for
     from solver.pipeline import tasks
 
     setups = tasks.setup_classes(game)
@@ -150,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
             for n in ns:
-                row = measure(game, n, Path(tmp), workers=args.workers)
+                row = measure(game, n, Path(tmp), workers=args.workers, progress=mode_for(not args.quiet))
                 rows.append(row)
                 print(f"  N = {n:>7,}: {row['positions']:>15,} positions ({row['positions'] / n:>13,.0f} a class) "
                       f"in {row['tiers']:,} tiers, {row['seconds']:.1f} s", flush=True)

@@ -273,6 +273,28 @@ def test_bench_union_counts_the_positions_of_the_first_classes(tmp_path, capsys)
     assert "| 9 stacks left | 1 | 108 |" in out and f"**{whole.positions.height - 1:,}**" in out
 
 
+def test_bench_union_shows_its_progress_in_lines_when_not_on_a_terminal(tmp_path):
+    """A measurement of many classes runs for an hour: off a terminal it writes the discovery's
+    progress lines to standard error (every $PYRAMIDS_PROGRESS_SECONDS), and nothing with --quiet."""
+    import os
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "solver.bench_union", "--preset", "3x3", "--classes", "108", "--workers", "1",
+           "--dir", str(tmp_path)]
+    env = {**os.environ, "PYRAMIDS_PROGRESS_SECONDS": "0"}
+    loud = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert loud.returncode == 0, loud.stderr
+    assert "discovering tiers:" in loud.stderr and "positions found" in loud.stderr
+    quiet = subprocess.run([*cmd, "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+    def counts(out: str) -> list[str]:  # the table without its times
+        return [ln for ln in out.splitlines() if ln.startswith("| ") and not ln.startswith("| seconds")]
+
+    assert counts(quiet.stdout) == counts(loud.stdout) and any(ln.startswith("| **all** |") for ln in counts(loud.stdout))
+
+
 def test_a_union_that_does_not_fit_the_disk_is_refused_at_once(tmp_path, monkeypatch):
     """Greener 4x4's union of every setup was measured (projected) past this machine's disk: the
     solve is refused in one line before any work, naming its size and the Dask command; a slice
