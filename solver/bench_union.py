@@ -92,9 +92,8 @@ def recorded(game: Any, out: str | Path | None) -> list[dict[str, Any]]:
         groups: dict[str, int] = defaultdict(int)
         for t in r["tiers"]:
             groups[_group(game, t["tier"])] += t["positions"]
-        first, last = (r["orders"] + [0, 0])[:2]
         rows.append({"n": r["classes"], "positions": r["positions"], "tiers": len(r["tiers"]), "groups": dict(groups),
-                     "seconds": float(r.get("timings", {}).get("discover", 0.0)), "orders": (first, last),
+                     "seconds": float(r.get("timings", {}).get("discover", 0.0)), "orders": tuple(r["orders"] or (0, 0)),
                      "solve_seconds": float(r.get("timings", {}).get("solve", 0.0)),
                      "cpu_seconds": r.get("cpu_seconds")})
     return rows
