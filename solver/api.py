@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,6 +29,7 @@ from solver.pipeline.measured import large_reason
 from solver.pipeline.route import Route, route
 from solver.pipeline.tasks import SweepResult, sweep_setups
 from solver.pipeline.tiered_setups import read_setups
+from solver.pipeline.tierwork import check_slices, tiers_of
 from solver.pipeline.whole import BOUND_ROUNDS, MAX_SWEEPS_SIMULTANEOUS, P_WIN_GAP, SETUPS  # noqa: F401
 from solver.errors import IllegalMoveError, TableError, TooBigError, VariantError
 from solver.games import make_game
@@ -492,7 +494,7 @@ class TieredSolution(Solution):
     def row_frame(self, state: Any) -> pl.DataFrame:
         """The one-row table of ``state`` (an error if it is not a reachable position)."""
         key = self.key_of(state)
-        tier = int(self.game.tier_of(np.array([key], dtype=np.uint64))[0])
+        tier = int(tiers_of(self.game, np.array([key], dtype=np.uint64), int(self.meta.get("tier_slices", 1)))[0])
         path = self._files.get(tier)
         df = None if path is None else pl.scan_parquet(path).filter(pl.col("key") == key).collect()
         if df is None or df.height != 1:
@@ -651,6 +653,7 @@ def solve(
     sweep: bool | None = None,
     bounds: bool = True,
     bound_rounds: int | None = None,
+    tier_slices: int = 1,
 ) -> Solution | SweepResult:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`; a random
     setup swept as tasks returns the sweep's :class:`~solver.pipeline.tasks.SweepResult`.
@@ -711,6 +714,11 @@ def solve(
         Tiered solves: run the tiers of each height as Dask tasks, on a local cluster of ``jobs``
         processes or on the cluster at ``scheduler`` (whose workers must see ``out`` at the same
         path). Random setups: the Dask cluster of their sweep (below).
+    tier_slices : int
+        Tiered solves (and unions of setups): cut each of the game's tiers into this many slices
+        of about equal size, solved apart (each a task of its own on Dask), so the largest task
+        holds a ``tier_slices``-th of the largest tier. Only for games whose every move leaves its
+        tier (:attr:`Game.tiers_rise_strictly`: Greener); default 1. The table is the same.
     setup_limit, batch, sweep : optional
         Random setups (``setup=all``, :func:`solver.pipeline.tasks.sweepable`): solved as a sweep
         of setup classes, one Dask task per ``batch`` of them (default: sized to about 20 s a
@@ -729,12 +737,16 @@ def solve(
                                "batch": batch})
     from solver.pipeline import tiered as _tiered
 
+    tier_slices = check_slices(game, tier_slices)
+    if tier_slices > 1 and how.kind != "tiers" and not (how.kind == "sweep" and tiered is True and batch is None):
+        raise VariantError(f"--tier-slices {tier_slices} cuts the tiers of a tiered solve: add --tiered")
     if how.kind == "sweep":
         # --tiered (without --batch): the classes of this call solved together, tier by tier
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
                             announce=announce, max_positions=max_positions,
-                            union=_tiered.solve_tiered if tiered is True and batch is None else None,
+                            union=(partial(_tiered.solve_tiered, tier_slices=tier_slices)
+                                   if tiered is True and batch is None else None),
                             workers=workers)
     tol = check_tol(tol)
     if bound_rounds is not None and bound_rounds < 0:
@@ -770,7 +782,7 @@ def solve(
                                       max_positions=max_positions, workers=workers, progress=progress,
                                       notes=notes, check=check_estimate, announce=announce,
                                       low_memory=low_memory, jobs=jobs, scheduler=scheduler, tol=tol,
-                                      max_sweeps=max_sweeps)
+                                      max_sweeps=max_sweeps, tier_slices=tier_slices)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

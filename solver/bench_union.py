@@ -90,8 +90,8 @@ def recorded(game: Any, out: str | Path | None) -> list[dict[str, Any]]:
     rows = []
     for r in union_records(game, out=out):
         groups: dict[str, int] = defaultdict(int)
-        for t in r["tiers"]:
-            groups[_group(game, t["tier"])] += t["positions"]
+        for t in r["tiers"]:  # (a union whose tiers were cut in slices: the game's tier of each)
+            groups[_group(game, t["tier"] // int(r.get("tier_slices", 1)))] += t["positions"]
         rows.append({"n": r["classes"], "positions": r["positions"], "tiers": len(r["tiers"]), "groups": dict(groups),
                      "seconds": float(r.get("timings", {}).get("discover", 0.0)), "orders": tuple(r["orders"] or (0, 0)),
                      "solve_seconds": float(r.get("timings", {}).get("solve", 0.0)),

@@ -144,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "lists of its moves (about 30 bytes per position of the largest tier instead "
                         "of 100-150; slower). Default: only tiers whose lists would not fit the free "
                         "memory")
+    p.add_argument("--tier-slices", dest="tier_slices", type=int, default=1, metavar="N",
+                   help="tiered: cut each tier into N slices of about equal size (by a hash of the "
+                        "position), solved apart: the largest task holds an N-th of the largest "
+                        "tier's memory (on Dask, N tasks). Games whose every move leaves its tier "
+                        "(greener); the table is the same. Default 1")
     p.add_argument("--ignore-estimate", action="store_true",
                    help="tiered: start even when the size estimate does not fit this machine's free "
                         "memory or disk")
@@ -579,7 +584,7 @@ def cmd_sweep(args: argparse.Namespace, game) -> int:
     say = lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True)  # noqa: E731
     try:
         res = solve(game, out=args.out, symmetry=not args.no_symmetry, force=args.force, sweep=True,
-                    tiered=args.tiered, workers=args.workers,
+                    tiered=args.tiered, workers=args.workers, tier_slices=args.tier_slices,
                     setup_limit=args.setup_limit, jobs=args.jobs, scheduler=args.scheduler,
                     batch=args.batch, progress=_progress(not args.quiet), notes=notes, announce=say,
                     max_positions=args.max_positions or None)  # per task, when given
@@ -799,7 +804,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                         max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
                         bounds=not args.no_bounds, bound_rounds=args.bound_rounds,
                         low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
-                        check_estimate=not args.ignore_estimate,
+                        check_estimate=not args.ignore_estimate, tier_slices=args.tier_slices,
                         announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)

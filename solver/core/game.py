@@ -243,6 +243,11 @@ class Game(ABC, Generic[State]):
     #: True when simultaneous nodes (secret choices, solved as matrix games) occur in some
     #: variant; ``pyramids check`` refuses a simultaneous node of a game that says False
     secret_choices: ClassVar[bool] = False
+    #: True when every move leads to a **higher** tier (:meth:`tier_of` strictly rises; no move
+    #: stays in its tier): the tier solver may then cut each tier into slices solved apart
+    #: (``pyramids solve --tiered --tier-slices N``). ``pyramids check`` refuses a move that stays
+    #: in its tier when this says True
+    tiers_rise_strictly: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -384,6 +384,9 @@ def _check_tiers(game: Game, key: int, children: list[tuple[Any, int]], bad) -> 
     if (tiers[1:] < tiers[0]).any():
         bad("tier", "a move leads to a lower tier: tier_of must never decrease along a move (the "
                     "tiered solver solves higher tiers first)")
+    elif game.tiers_rise_strictly and (tiers[1:] == tiers[0]).any():
+        bad("tier", f"a move stays in its tier, but {type(game).__qualname__} declares tiers_rise_strictly = "
+                    "True (every move leaves its tier): set it to False")
 
 
 def _check_declared(game: Game, state: Any, children: list[tuple[Any, int]], bad) -> None:

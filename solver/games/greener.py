@@ -360,6 +360,8 @@ class Greener(Game[GreenerState]):
     #: move only; no secret choices
     chance: ClassVar[Chance] = "setup"
     secret_choices: ClassVar[bool] = False
+    #: a capture adds one to the captures, a pass one to the passes: every move leaves its tier
+    tiers_rise_strictly: ClassVar[bool] = True
     seat_names: ClassVar[tuple[str, ...]] = ("Black", "White")
     rules_version: ClassVar[str] = "1"
     scored: ClassVar[bool] = True

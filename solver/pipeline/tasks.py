@@ -742,6 +742,7 @@ def _record_union(folder: Path, union_meta: dict[str, Any], orders: np.ndarray, 
         "positions": int(counts.get("positions", 1)) - 1,  # the positions after the setup
         "timings": union_meta.get("timings", {}), "cpu_seconds": cpu_seconds,
         "toolkit_version": union_meta.get("toolkit_version"), "created": union_meta.get("created"),
+        "tier_slices": int(union_meta.get("tier_slices", 1)),  # tier ids: the game's tier * slices + slice
         "tiers": [{"tier": int(t["tier"]), "name": t.get("name"), "positions": int(t["positions"]),
                    "seconds": t.get("seconds")} for t in union_meta.get("tiers", [])
                   if t["tier"] != union_meta.get("root_tier")],  # (not the setup tier: its one start row)
@@ -961,7 +962,7 @@ def run_tier_tasks(cluster: Cluster, run: Any, infos: Iterable[Any],
     spec = game_spec(run.game)
     args = {"folder": str(run.folder), "work": str(run.work), "symmetry": run.symmetry,
             "run_id": run.run_id, "low_memory": run.low_memory, "tol": run.tol,
-            "max_sweeps": run.max_sweeps}
+            "max_sweeps": run.max_sweeps, "tier_slices": run.slices}
     futures = [cluster.client.submit(remote, spec, args, info, pure=False,
                                      key=f"tier-{info.tier}-{uuid.uuid4().hex[:8]}") for info in infos]
     try:

@@ -170,6 +170,9 @@ class Run:
     #: a random setup: only the setups with these start keys (``None``: every setup;
     #: :func:`solver.pipeline.tiered_setups.setup_root`)
     setup_keys: np.ndarray | None = None
+    #: each of the game's tiers cut into this many slices, solved apart
+    #: (:func:`tierwork.tiers_of`; more than 1 only for a game whose moves all leave their tier)
+    slices: int = 1
 
     @property
     def stochastic(self) -> bool:
@@ -186,7 +189,7 @@ class Run:
     def identity(self) -> dict[str, Any]:
         g = self.game
         return {"game": g.name, "variant": g.variant.as_text(), "rules_version": g.rules_version,
-                "symmetry": self.symmetry, "run_id": self.run_id}
+                "symmetry": self.symmetry, "run_id": self.run_id, "tier_slices": self.slices}
 
 
 def _work_counts(work: Path) -> tuple[int, int]:
@@ -194,10 +197,12 @@ def _work_counts(work: Path) -> tuple[int, int]:
     return len(list(work.glob("discover/tier-*.json"))), len(list(work.glob(f"{TIER_DIR}/tier-*.parquet")))
 
 
-def _identity(game: Game, symmetry: bool, tol: float, setup_keys: np.ndarray | None = None) -> dict[str, Any]:
-    """What an unfinished run must match to be resumed."""
+def _identity(game: Game, symmetry: bool, tol: float, setup_keys: np.ndarray | None = None,
+              slices: int = 1) -> dict[str, Any]:
+    """What an unfinished run must match to be resumed (a run started before tiers could be cut
+    in slices has no ``tier_slices``: 1, :func:`_same_run`)."""
     ident = {"game": game.name, "variant": game.variant.as_text(), "rules_version": game.rules_version,
-             "symmetry": symmetry}
+             "symmetry": symmetry, "tier_slices": int(slices)}
     if stochastic(game):  # finished tiers answer only at the tolerance they were solved with
         ident["tolerance"] = float(tol)
     if setup_keys is not None:  # a batch of setups: the same batch
@@ -205,23 +210,29 @@ def _identity(game: Game, symmetry: bool, tol: float, setup_keys: np.ndarray | N
     return ident
 
 
+def _same_run(state: dict[str, Any] | None, ident: dict[str, Any]) -> bool:
+    """Whether the unfinished run ``state`` (its ``run.json``) is the run ``ident`` describes."""
+    return state is not None and all(state.get(k, 1 if k == "tier_slices" else None) == v for k, v in ident.items())
+
+
 def _resumable(game: Game, folder: Path, symmetry: bool, tol: float,
-               setup_keys: np.ndarray | None = None) -> dict[str, Any] | None:
+               setup_keys: np.ndarray | None = None, slices: int = 1) -> dict[str, Any] | None:
     """The progress (:func:`tier_progress`) of the unfinished run in ``folder`` that a solve of
     ``game`` would resume; ``None`` when there is none (or it would be started over)."""
     state = workfiles.read_json(work_dir(folder) / "run.json")
-    if state is None or any(state.get(k) != v for k, v in _identity(game, symmetry, tol, setup_keys).items()):
+    if not _same_run(state, _identity(game, symmetry, tol, setup_keys, slices)):
         return None
     return tier_progress(folder)
 
 
 def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
-                     notes: list[str], tol: float = 1e-12, setup_keys: np.ndarray | None = None) -> Run:
+                     notes: list[str], tol: float = 1e-12, setup_keys: np.ndarray | None = None,
+                     slices: int = 1) -> Run:
     work = work_dir(folder)
     state = workfiles.read_json(work / "run.json")
-    ident = _identity(game, symmetry, tol, setup_keys)
-    if state is not None and not force and all(state.get(k) == v for k, v in ident.items()):
-        run = Run(game, folder, work, symmetry, state["run_id"], setup_keys=setup_keys)
+    ident = _identity(game, symmetry, tol, setup_keys, slices)
+    if not force and _same_run(state, ident):
+        run = Run(game, folder, work, symmetry, state["run_id"], setup_keys=setup_keys, slices=slices)
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
             scratch.unlink(missing_ok=True)
         found, done = _work_counts(work)
@@ -233,11 +244,13 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
             why = ("rules version " + str(state.get("rules_version"))
                    if state.get("rules_version") != game.rules_version
                    else f"tolerance {state.get('tolerance')}" if state.get("tolerance") != ident.get("tolerance")
+                   else f"tiers cut in {state.get('tier_slices', 1)} slices"
+                   if state.get("tier_slices", 1) != ident["tier_slices"]
                    else "another variant")
             notes.append(f"the unfinished tiered solve in {work} is of {why}; starting over")
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    run = Run(game, folder, work, symmetry, uuid.uuid4().hex, setup_keys=setup_keys)
+    run = Run(game, folder, work, symmetry, uuid.uuid4().hex, setup_keys=setup_keys, slices=slices)
     run.discover.mkdir()
     run.tiers_dir.mkdir()
     workfiles.atomic_json(work / "run.json", {**ident, "run_id": run.run_id,
@@ -317,8 +330,8 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         # a random setup: every setup's start seeds the discovery (ply 1); the start itself is
         # the setup tier, solved last from the setups' values (:func:`_solve_setup_tier`)
         setup = tiered_setups.is_setup_root(game)
-        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_keys)) if setup
-                 else {int(game.tier_of(root)[0]): root})
+        seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_keys), run.slices)
+                 if setup else {int(tierwork.tiers_of(game, root, run.slices)[0]): root})
         for rt, keys in seeds.items():
             d = _pending_dir(run, rt)
             d.mkdir(parents=True, exist_ok=True)
@@ -365,7 +378,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
     pos = 0
     frontier = np.empty(0, np.uint64)
     d = int(entry_ply[0]) if len(entry_ply) else 0
-    name = tierwork.tier_name(game, t)
+    name = tierwork.tier_name(game, t, run.slices)
     while pos < len(entry_keys) or len(frontier):
         hi = int(np.searchsorted(entry_ply, d, side="right"))
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
@@ -388,7 +401,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             kids = exp.children
             if not len(kids):
                 continue
-            ct = tierwork.child_tiers(game, exp)
+            ct = tierwork.child_tiers(game, exp, run.slices)
             if (ct < t).any():
                 bad = int(ct[ct < t][0])
                 raise RuntimeError(f"{game.name}.tier_of is not monotone: a move of tier {t} leads to "
@@ -566,7 +579,7 @@ def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any)
 
     game = game_from_spec(spec)
     run = Run(game, Path(run_args["folder"]), Path(run_args["work"]), run_args["symmetry"],
-              run_args["run_id"])
+              run_args["run_id"], slices=int(run_args.get("tier_slices", 1)))
     run.low_memory = run_args["low_memory"]
     run.tol, run.max_sweeps = float(run_args.get("tol", 1e-12)), run_args.get("max_sweeps")
     run.workers = 1
@@ -605,7 +618,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         # each chunk's children are split (their tiers, their rows here) in the thread that
         # expands it: this loop only folds
         def split(s: int, exp: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return tierwork.split_inside(game, t, exp, keys, index)
+            return tierwork.split_inside(game, t, exp, keys, index, run.slices)
 
         for s, exp, (ct, inside, rows) in tierwork.expansions_then(run, keys, split):
             m = len(exp.kind)
@@ -681,7 +694,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
         cols["margin"] = best.astype(np.int16, copy=False)
     del counts
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t, run.slices), "positions": int(n),
             "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tierwork.tier_file(t)}")
@@ -842,7 +855,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 stored.append(np.empty(0, np.int32))
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct, inside, rows = tierwork.split_inside(game, t, exp, keys, index)
+        ct, inside, rows = tierwork.split_inside(game, t, exp, keys, index, run.slices)
         inside_moves += len(rows)
         if stored is not None:  # once the reserve is reached, later chunks are expanded again
             if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
@@ -887,7 +900,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             kids = exp.children
             child = np.full(len(kids), -1, np.int64)
             if len(kids):
-                _, inside, found = tierwork.split_inside(game, t, exp, keys, index)
+                _, inside, found = tierwork.split_inside(game, t, exp, keys, index, run.slices)
                 child[inside] = found
             done += int(step(rows, exp.offsets, child))
         return done
@@ -951,7 +964,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     stored = index = None  # the kept children and the key index: not needed to write the tier
     ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t, run.slices), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,
             "kept_children_bytes": int(held), "seconds": round(time.perf_counter() - t0, 3),
             "toolkit_version": solver.__version__}
@@ -1060,7 +1073,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 stats[st["tier"]] = st
                 done_pos += st["positions"]
                 if progress is not None:
-                    progress("solve", tierwork.tier_name(run.game, st["tier"]), done_pos, total)
+                    progress("solve", tierwork.tier_name(run.game, st["tier"], run.slices), done_pos, total)
                 fault_point("tier-solved")
     except BaseException:  # interrupted: do not wait for the tiers still being solved
         if pool is not None:
@@ -1127,7 +1140,13 @@ TIER_FILE_BYTES_PER_POSITION = 3
 DISK_BYTES_PER_POSITION = DISCOVERY_BYTES_PER_POSITION + TIER_FILE_BYTES_PER_POSITION
 
 
-def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None = None) -> dict[str, int] | None:
+#: the largest of ``n`` hash slices of a tier is taken as this much above an even cut (measured
+#: on Greener 4x4's union tiers cut in 8: at most 1.002x)
+SLICE_SLACK = 1.05
+
+
+def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None = None,
+             slices: int = 1) -> dict[str, int] | None:
     """Positions, peak memory and disk of a tiered solve, from the measured tier sizes of the
     preset the variant is (:mod:`solver.pipeline.measured`); ``None`` when the variant's size is
     not known (not a preset, or not measured: every plug-in). ``low_memory``: the
@@ -1136,7 +1155,8 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
     will be resumed has already written (:func:`tier_progress`); the disk is then only what is
     still to be written: discovery files for the positions not yet discovered, tier files for
     those not yet solved; once every tier is discovered, the memory is that of the largest tier
-    not yet solved."""
+    not yet solved. ``slices``: tiers cut in that many slices (:func:`tierwork.tiers_of`): the
+    largest is the measured largest tier's share, :data:`SLICE_SLACK` above an even cut."""
     entry = measured.of_game(game)
     if entry is None or not entry.has_tier_sizes:
         return None
@@ -1144,6 +1164,8 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
     left = bool(held) and not at_least and int(held["positions_discovered"]) >= positions
     if left:
         largest = int(held["largest_left"])  # every tier is found: the largest still to solve
+    elif slices > 1:  # the measured tier, cut: its largest slice (the hash cuts about evenly)
+        largest = min(largest, int(largest / slices * SLICE_SLACK) + 1)
     # the children of the largest tier (still to solve): read from the run's discovery once
     # every tier is found, else as measured for the preset (``largest_tier_children``)
     kids = (int(held.get("largest_left_children", 0)) if left else int(entry.largest_tier_children or 0))
@@ -1165,18 +1187,18 @@ def estimate(game: Game, low_memory: bool = False, held: dict[str, Any] | None =
 
 
 def planned_estimate(game: Game, mem: int | None, low_memory: bool | None = None,
-                     held: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                     held: dict[str, Any] | None = None, slices: int = 1) -> dict[str, Any] | None:
     """:func:`estimate` in the mode the solve will use: unless told (``low_memory``), a largest
     tier too big for its move lists in ``mem`` bytes is planned by passes (``passes_planned``)."""
-    est = estimate(game, low_memory=bool(low_memory), held=held)
+    est = estimate(game, low_memory=bool(low_memory), held=held, slices=slices)
     if (est is not None and low_memory is None and mem is not None and est["memory"] > mem
             and not stochastic(game)):
-        est = {**estimate(game, low_memory=True, held=held), "passes_planned": True}
+        est = {**estimate(game, low_memory=True, held=held, slices=slices), "passes_planned": True}
     return est
 
 
 def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | None = None,
-                   held: dict[str, Any] | None = None) -> None:
+                   held: dict[str, Any] | None = None, slices: int = 1) -> None:
     """Say what a tiered solve will take (a note), and refuse at once, in one line, when the
     estimate does not fit this machine's free memory or the disk under ``root``. Unless told
     (``low_memory``), a largest tier too big for its move lists is planned in the low-memory mode.
@@ -1186,7 +1208,7 @@ def check_estimate(game: Game, root: Path, notes: list[str], low_memory: bool | 
         raise TooBigError(f"{game.variant.label()} is not expected to finish here: {entry.not_here}; "
                           "--ignore-estimate tries anyway (resumable)")
     mem = memory.available_memory()
-    est = planned_estimate(game, mem, low_memory, held)
+    est = planned_estimate(game, mem, low_memory, held, slices)
     if est is not None and est.get("passes_planned"):
         notes.append("the largest tiers do not fit with lists of their moves: they are solved in the "
                      "low-memory mode (passes; slower)")
@@ -1239,7 +1261,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
                  notes: list[str] | None = None, check: bool = True, announce: Callable[[str], None] | None = None,
                  low_memory: bool | None = None, cluster: Any = None, tol: float = 1e-12,
                  max_sweeps: int | None = None, folder: Path | None = None,
-                 setup_keys: np.ndarray | None = None) -> Path:
+                 setup_keys: np.ndarray | None = None, tier_slices: int = 1) -> Path:
     """Solve ``game`` tier by tier into ``<out>/<game>/<variant-id>/`` (see the module docstring)
     and return that folder. Resumes an unfinished run of the same variant unless ``force``.
     ``low_memory``: solve every tier by passes (:func:`solve_tier_passes`; ``True``), none
@@ -1250,9 +1272,12 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     :data:`LOG_EVERY` seconds on standard error (:class:`_TierProgress`), ``False`` nothing.
     ``folder``: the table's folder instead of the variant's; ``setup_keys``: a random setup's
     start keys to solve together (default: every setup; a sweep's batch,
-    :func:`solver.pipeline.tasks.sweep_setups` with ``union=True``)."""
+    :func:`solver.pipeline.tasks.sweep_setups` with ``union=True``). ``tier_slices``: cut each
+    of the game's tiers into this many slices solved apart (:func:`tierwork.tiers_of`; a game
+    whose every move leaves its tier), each a ``tier_slices``-th of the tier's memory."""
     if not supports_tiers(game):
         raise TooBigError(f"{game.name} names no tiers (no tier_of hook); solve it without --tiered")
+    slices = tierwork.check_slices(game, tier_slices)
     notes = notes if notes is not None else []
     folder = (Path(folder) if folder is not None
               else variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=symmetry))
@@ -1261,12 +1286,13 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         if setup_keys is None:
             check_union(game, folder.parent)
         check_estimate(game, folder.parent, said, low_memory,
-                       held=None if force else _resumable(game, folder, symmetry, tol, setup_keys))
+                       held=None if force else _resumable(game, folder, symmetry, tol, setup_keys, slices),
+                       slices=slices)
         for line in said:
             (announce or notes.append)(line)
     folder.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(folder)
-    run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol, setup_keys=setup_keys)
+    run = _start_or_resume(game, folder, symmetry, force, notes, tol=tol, setup_keys=setup_keys, slices=slices)
     run.tol, run.max_sweeps = float(tol), max_sweeps
     workers = min(2, os.cpu_count() or 1) if workers is None else max(1, int(workers))
     bar = _TierProgress(progress) if progress else None
@@ -1306,14 +1332,14 @@ def _solve_setup_tier(run: Run, infos: dict[int, TierInfo], stats: dict[int, dic
     t0 = time.perf_counter()
     game = run.game
     root = tiered_setups.setup_root(game, run.symmetry, run.setup_keys)
-    rt = int(game.tier_of(np.array([root.key], dtype=np.uint64))[0])
+    rt = int(tierwork.tiers_of(game, np.array([root.key], dtype=np.uint64), run.slices)[0])
     if rt in infos:
         raise RuntimeError(f"{game.name}.tier_of: the setup tier {rt} also holds positions after the setup")
     files = {t: run.tiers_dir / tierwork.tier_file(t) for t in infos}
     files[rt] = run.tiers_dir / tierwork.tier_file(rt)
-    meta = {**run.identity(), "tier": rt, "tier_name": tierwork.tier_name(game, rt),
+    meta = {**run.identity(), "tier": rt, "tier_name": tierwork.tier_name(game, rt, run.slices),
             "toolkit_version": solver.__version__}
-    done = tiered_setups.solve_root_tier(game, root, rt, files, run.work, meta)
+    done = tiered_setups.solve_root_tier(game, root, rt, files, run.work, meta, run.slices)
     infos[rt] = TierInfo(rt, 1, done["children"], height=1 + max(infos[c].height for c in done["children"]),
                          terminal=0)
     stats[rt] = {"tier": rt, "positions": 1, "moves": done["setups"], "inside_moves": 0,
@@ -1326,7 +1352,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
     game = run.game
     start = game.initial_state()
     root_key = int(game.encode(game.canonical(start) if run.symmetry else start))
-    root_tier = int(game.tier_of(np.array([root_key], dtype=np.uint64))[0])
+    root_tier = int(tierwork.tiers_of(game, np.array([root_key], dtype=np.uint64), run.slices)[0])
     by_value = {name: 0 for name in VALUE_NAMES}
     terminal = moves = chance = 0
     tiers = []
@@ -1352,7 +1378,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
                 by_value[name] += int(counts[i])
             terminal += int(st["terminal"])
         moves += int(meta_t.get("moves", 0))
-        tiers.append({"tier": int(t), "name": tierwork.tier_name(game, t), "file": f"{TIER_DIR}/{tierwork.tier_file(t)}",
+        tiers.append({"tier": int(t), "name": tierwork.tier_name(game, t, run.slices), "file": f"{TIER_DIR}/{tierwork.tier_file(t)}",
                       "positions": infos[t].positions, "children": infos[t].children,
                       "height": infos[t].height, "moves": int(meta_t.get("moves", 0)),
                       "inside_moves": int(meta_t.get("inside_moves", 0)),
@@ -1373,6 +1399,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "solver": "retrograde (tiered)", "solution": "deterministic", "layout": "tiered",
         "solve_id": run.run_id, "files": [t_["file"] for t_ in tiers], "tiers": tiers,
+        "tier_slices": run.slices,
     }
     if run.stochastic:
         from solver.pipeline.tiered_chance import finish_meta
@@ -1522,6 +1549,7 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
     meta = read_manifest(folder, game=game.name, variant=game.variant.as_text(),
                          rules_version=game.rules_version)
     sym = bool(meta.get("symmetry", True))
+    slices = int(meta.get("tier_slices", 1))
     files = {int(t["tier"]): folder / t["file"] for t in meta["tiers"]}
     scored = bool(game.scored)
     chance = meta.get("solution") == "stochastic"
@@ -1539,7 +1567,7 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         n = len(keys)
         exp = game.expand(keys, canonical=sym)
         kids = exp.children
-        ct = np.asarray(game.tier_of(kids), dtype=np.int64) if len(kids) else np.empty(0, np.int64)
+        ct = tierwork.tiers_of(game, kids, slices) if len(kids) else np.empty(0, np.int64)
         child_row = np.full(len(kids), -1, np.int64)
         inside = ct == t
         child_row[inside] = lookup_sorted(keys, kids[inside])

@@ -119,7 +119,7 @@ def _outside(run: Any, t: int, info: Any, keys: np.ndarray) -> Outside:
     """The boundary of tier ``t``: the positions of other tiers that its moves reach (``keys``,
     sorted and unique), with their finished side to move, win and loss probabilities, read from
     their tiers' files."""
-    ct = np.asarray(run.game.tier_of(keys), dtype=np.int64)
+    ct = tierwork.tiers_of(run.game, keys, run.slices)
     player = np.empty(len(keys), np.int8)
     win = np.empty(len(keys), np.float64)
     loss = np.empty(len(keys), np.float64)
@@ -154,7 +154,7 @@ def _expand(run: Any, t: int, keys: np.ndarray) -> tuple[Any, ...]:
         result[s : s + m] = exp.result
         deg[s : s + m] = np.diff(exp.offsets)
         kids = np.asarray(exp.children, dtype=np.uint64)
-        _, inside, rows = tierwork.split_inside(run.game, t, exp, keys, index)
+        _, inside, rows = tierwork.split_inside(run.game, t, exp, keys, index, run.slices)
         part = np.empty(len(kids), np.int32 if n < 2**31 else np.int64)
         part[inside] = rows
         distinct, where = np.unique(kids[~inside], return_inverse=True)
@@ -203,7 +203,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     memory.return_freed_memory()
     need, free = BYTES_PER_TIER_POSITION * info.positions, memory.available_memory()
     if free is not None and need > 0.9 * free:
-        raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t)}) has {info.positions:,} positions and needs about "
+        raise TooBigError(f"tier {t} ({tierwork.tier_name(game, t, run.slices)}) has {info.positions:,} positions and needs about "
                           f"{need / 2**30:.1f} GB to be solved by value iteration; {free / 2**30:.1f} GB is "
                           "free here (the finished tiers are kept: run again on a larger machine to resume)")
     keys = tierwork.tier_keys(run, t)
@@ -239,7 +239,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
              "chance": int((kind == NodeKind.CHANCE).sum()), **sol.stats}
     del sol
     frames = positions_tables(tierwork.tier_keys(run, t), to_move, kind, tierwork.tier_plies(run, t), deg, cols)
-    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t), "positions": int(n),
+    meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t, run.slices), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "toolkit_version": solver.__version__,
             "seconds": round(time.perf_counter() - t0, 3),
             "tolerance": run.tol, **{k: stats[k] for k in ("sweeps", "residual", "certified", "converged",

@@ -26,6 +26,7 @@ from solver.core.arrays import lookup_sorted, unique
 from solver.core.game import Game, NodeKind
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, WIN
 from solver.pipeline.setups import setup_multiplicities, setups_frame
+from solver.pipeline.tierwork import tiers_of
 from solver.tables import positions_frames, read_parquet, write_parquet
 
 #: the companion table of a tiered solve of a random setup (as the whole-graph table's)
@@ -79,10 +80,11 @@ def digest(keys: np.ndarray) -> str:
     return hashlib.sha256(np.sort(np.asarray(keys, dtype=np.uint64)).tobytes()).hexdigest()[:16]
 
 
-def seeds(game: Game, root: SetupRoot) -> dict[int, np.ndarray]:
-    """The setups' distinct start keys by tier: where the discovery starts (at ply 1)."""
+def seeds(game: Game, root: SetupRoot, slices: int = 1) -> dict[int, np.ndarray]:
+    """The setups' distinct start keys by tier (tiers cut in ``slices``,
+    :func:`~solver.pipeline.tierwork.tiers_of`): where the discovery starts (at ply 1)."""
     keys = unique(root.keys)
-    tiers = np.asarray(game.tier_of(keys), dtype=np.int64)
+    tiers = tiers_of(game, keys, slices)
     return {int(t): keys[tiers == t] for t in unique(tiers).tolist()}
 
 
@@ -133,12 +135,12 @@ def _setups_table(game: Game, root: SetupRoot, rows: dict[str, np.ndarray]) -> p
 
 
 def solve_root_tier(game: Game, root: SetupRoot, tier: int, files: dict[int, Path], out_dir: Path,
-                    meta: dict[str, Any]) -> dict[str, Any]:
+                    meta: dict[str, Any], slices: int = 1) -> dict[str, Any]:
     """Write the setup tier (the start's one chance row) to ``files[tier]`` and the setups table
-    to ``out_dir / SETUPS_FILE``, from the finished tiers of the setups; return the start's
-    summary (:func:`root_summary`) and its child tiers."""
+    to ``out_dir / SETUPS_FILE``, from the finished tiers of the setups (cut in ``slices``);
+    return the start's summary (:func:`root_summary`) and its child tiers."""
     scored = bool(game.scored)
-    rows = _setup_rows(root, game.tier_of, files, scored)
+    rows = _setup_rows(root, lambda keys: tiers_of(game, keys, slices), files, scored)
     summary = root_summary(root, rows)
     write_parquet(_setups_table(game, root, rows), out_dir / SETUPS_FILE, {**meta, "table": "setups"})
     cols: dict[str, Any] = {"value": np.array([DRAW], np.uint8),  # placeholder: see ``expected``
@@ -155,7 +157,7 @@ def solve_root_tier(game: Game, root: SetupRoot, tier: int, files: dict[int, Pat
         *([pl.lit(summary["expected_margin"], pl.Float64).alias("expected_margin")] if scored else []))
     write_parquet([frame], files[tier], {**meta, "positions": 1, "moves": int(len(root.keys)),
                                          "inside_moves": 0, "chance": 1})
-    child_tiers = sorted(int(t) for t in unique(np.asarray(game.tier_of(root.keys), np.int64)).tolist())
+    child_tiers = sorted(int(t) for t in unique(tiers_of(game, root.keys, slices)).tolist())
     return {**summary, "children": child_tiers, "setups": int(len(root.keys))}
 
 
@@ -174,7 +176,8 @@ def verify_root(game: Game, folder: Path, meta: dict[str, Any], files: dict[int,
     expected margin are their weighted sums."""
     root = setup_root(game, bool(meta.get("symmetry", True)))
     problems: list[str] = []
-    rows = _setup_rows(root, game.tier_of, files, bool(game.scored))
+    slices = int(meta.get("tier_slices", 1))
+    rows = _setup_rows(root, lambda keys: tiers_of(game, keys, slices), files, bool(game.scored))
     want = root_summary(root, rows)
     tier = int(meta["root_tier"])
     got = pl.read_parquet(files[tier]).row(0, named=True)

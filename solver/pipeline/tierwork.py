@@ -32,7 +32,7 @@ def tier_steps(run: Any, tier: int, positions: int) -> Iterator[None]:
     (in ``run.progress``'s mode: bars, lines or nothing; nothing for small tiers). The workers
     stay free of progress code beyond naming their steps."""
     mode = getattr(run, "progress", False) if positions >= STEP_MIN_POSITIONS else False
-    task = Task(tier_name(run.game, tier), mode, total=positions, unit="positions expanded", percent=True,
+    task = Task(tier_name(run.game, tier, run.slices), mode, total=positions, unit="positions expanded", percent=True,
                 unit_scale=True, note="starting")
     _steps.task = task
     try:
@@ -50,9 +50,54 @@ def tier_step(note: str | None = None, done: int | None = None) -> None:
         task.update(done, note=note)
 
 
-def tier_name(game: Game, tier: int) -> str:
-    """The game's readable name of ``tier`` (:meth:`Game.tier_name`; ``"tier <n>"`` by default)."""
-    return game.tier_name(int(tier))
+def slice_of(keys: np.ndarray, slices: int) -> np.ndarray:
+    """``int64[len(keys)]``: the slice (``0 .. slices - 1``) of each position of a tier cut in
+    ``slices`` (:func:`tiers_of`): a mix of its key's bits (splitmix64's finaliser) modulo
+    ``slices``, so the slices of a tier are about equal whatever the keys of one tier have in
+    common (a cut by raw key ranges would be as lopsided as the keys)."""
+    x = np.asarray(keys, dtype=np.uint64).copy()
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return (x % np.uint64(slices)).astype(np.int64)
+
+
+def check_slices(game: Game, slices: int) -> int:
+    """``slices`` as the number of slices a tier of ``game`` is cut into (:func:`tiers_of`), or a
+    one-line error: at least 1, and more only for a game whose every move leaves its tier
+    (:attr:`Game.tiers_rise_strictly`), since slices of one tier are solved apart."""
+    from solver.errors import VariantError
+
+    if int(slices) != slices or slices < 1:
+        raise VariantError(f"--tier-slices {slices} must be a whole number of at least 1 (1: tiers as the game names them)")
+    if slices > 1 and not game.tiers_rise_strictly:
+        raise VariantError(f"--tier-slices {slices}: the slices of a tier are solved apart, which needs a game whose "
+                           f"every move leaves its tier; {game.name}'s moves can stay in their tier: drop "
+                           "--tier-slices")
+    return int(slices)
+
+
+def tiers_of(game: Game, keys: np.ndarray, slices: int = 1) -> np.ndarray:
+    """The tier of every position in ``keys`` as the tier solver numbers them: the game's
+    :meth:`Game.tier_of`, each tier cut into ``slices`` slices (``tier * slices + slice``,
+    :func:`slice_of`) when ``slices`` > 1. A game whose every move leaves its tier
+    (:attr:`Game.tiers_rise_strictly`) keeps that property: a move's child is in a higher tier
+    of the game, so in a higher slice number whatever its slice, and the slices of one tier are
+    independent tasks, each a ``slices``-th of the tier's memory."""
+    tiers = np.asarray(game.tier_of(np.asarray(keys, dtype=np.uint64)), dtype=np.int64)
+    return tiers if slices == 1 else tiers * slices + slice_of(keys, slices)
+
+
+def tier_name(game: Game, tier: int, slices: int = 1) -> str:
+    """The game's readable name of ``tier`` (:meth:`Game.tier_name`; ``"tier <n>"`` by default),
+    with ``, slice i/n`` when tiers are cut in slices (:func:`tiers_of`)."""
+    if slices == 1:
+        return game.tier_name(int(tier))
+    base, part = divmod(int(tier), slices)
+    return f"{game.tier_name(base)}, slice {part + 1}/{slices}"
 
 
 def tier_file(tier: int) -> str:
@@ -138,23 +183,25 @@ def _no_dead_end(exp, keys: np.ndarray, start: int):
     return exp
 
 
-def child_tiers(game: Game, exp: Expansion) -> np.ndarray:
-    """The tier of every child of ``exp``: the expansion's own ``child_tier`` where the game
-    gives it (read off the parent, no decoding), else :meth:`Game.tier_of` of the children."""
-    if exp.child_tier is not None:
-        return np.asarray(exp.child_tier, dtype=np.int64)
+def child_tiers(game: Game, exp: Expansion, slices: int = 1) -> np.ndarray:
+    """The tier of every child of ``exp`` (:func:`tiers_of`): the expansion's own ``child_tier``
+    where the game gives it (read off the parent, no decoding), else :meth:`Game.tier_of` of the
+    children; cut in ``slices``."""
     if not len(exp.children):
         return np.empty(0, np.int64)
-    return np.asarray(game.tier_of(np.asarray(exp.children, dtype=np.uint64)), dtype=np.int64)
+    if exp.child_tier is None:
+        return tiers_of(game, exp.children, slices)
+    tiers = np.asarray(exp.child_tier, dtype=np.int64)
+    return tiers if slices == 1 else tiers * slices + slice_of(exp.children, slices)
 
 
-def split_inside(game: Game, t: int, exp: Expansion, keys: np.ndarray, index: SortedLookup
+def split_inside(game: Game, t: int, exp: Expansion, keys: np.ndarray, index: SortedLookup, slices: int = 1
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each child's tier (:func:`child_tiers`), which children of ``exp`` stay in tier ``t``,
     and their rows among the tier's sorted ``keys`` (an error when one is missing: damaged
     discovery files)."""
     kids = np.asarray(exp.children, dtype=np.uint64)
-    ct = child_tiers(game, exp)
+    ct = child_tiers(game, exp, slices)
     inside = ct == t
     rows = index(kids[inside]) if inside.any() else np.empty(0, np.int64)
     if len(rows):

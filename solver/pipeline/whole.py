@@ -91,7 +91,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
                          announce: Callable[[str], None] | None = None,
                          low_memory: bool | None = None, jobs: int | None = None,
                          scheduler: str | None = None, tol: float = 1e-12,
-                         max_sweeps: int | None = None) -> Path:
+                         max_sweeps: int | None = None, tier_slices: int = 1) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
     ``check``: refuse at once when the size estimate does not fit the machine. With ``jobs`` or
     ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.pipeline.tasks`)."""
@@ -106,7 +106,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
         return solve_tiered(game, out=out, symmetry=symmetry, force=force, max_positions=max_positions,
                             workers=workers, progress=progress, notes=notes, check=check,
                             announce=announce, low_memory=low_memory, cluster=cluster, tol=tol,
-                            max_sweeps=max_sweeps)
+                            max_sweeps=max_sweeps, tier_slices=tier_slices)
     finally:
         if cluster is not None:
             cluster.close()
