@@ -89,6 +89,16 @@ class FallingTier(Subtraction):
         return np.asarray(keys, dtype=np.uint64) // 2  # counters left: falls along every move
 
 
+class StayingTier(Subtraction):
+    """Declares that every move leaves its tier, but names one tier for every position."""
+
+    name = "staying-tier"
+    tiers_rise_strictly = True
+
+    def tier_of(self, keys):
+        return np.zeros(len(keys), dtype=np.int64)
+
+
 class FastSubtraction(Subtraction):
     """A batch expand written from the Expansion contract; ``bug`` breaks it on purpose."""
 
@@ -177,6 +187,7 @@ def rules(game: Game, **params) -> list[str]:
     (HugeKeys, {"n": 4}, "key"),
     (NotZeroSum, {"n": 4}, "outcome"),
     (FallingTier, {"n": 5}, "tier"),
+    (StayingTier, {"n": 5}, "tier"),
     (Buggy, {"n": 6}, "expand"),
 ])
 def test_check_names_the_broken_rule(cls, params, rule):

@@ -406,3 +406,79 @@ def test_greener_4x4_union_of_two_classes_equals_each_class_alone(tmp_path):
         assert got["value"] == VALUE_NAMES[code]
         assert got["remoteness"] == int(alone["remoteness"][0])
         assert got["margin"] == (1 if same else -1) * int(alone["margin"][0])
+
+
+# --- tiers cut in slices (--tier-slices) --------------------------------------------------------
+
+def test_tiers_cut_in_slices_give_the_same_table(tmp_path):
+    """Every tier cut in 3 slices solved apart: the whole graph's rows, setups and start; the
+    manifest names the slices; the table verifies; lookups find positions through their slice."""
+    game = make_game("greener", G33)
+    whole = api.solve(game, out=tmp_path / "whole", tiered=False)
+    one = api.solve(game, out=tmp_path / "one", tiered=True, workers=1)
+    cut = api.solve(game, out=tmp_path / "cut", tiered=True, workers=2, tier_slices=3)
+    _assert_same_tables(whole, cut)
+    assert (one.meta["tier_slices"], cut.meta["tier_slices"]) == (1, 3)
+    names = [t["name"] for t in cut.meta["tiers"]]
+    assert len(names) > len(one.meta["tiers"]) and sum(n.endswith(", slice 3/3") for n in names) > 10
+    assert tiered.verify_tiered(game, cut.path) == []
+    # every slice holds the positions whose hash falls in it, and a tier's slices are its positions
+    from solver.pipeline.tierwork import slice_of
+
+    by_tier: dict[int, int] = {}
+    for t in cut.meta["tiers"]:
+        if t["tier"] == cut.meta["root_tier"]:
+            continue
+        keys = pl.read_parquet(cut.path / t["file"], columns=["key"])["key"].to_numpy()
+        assert (slice_of(keys, 3) == t["tier"] % 3).all()
+        by_tier[t["tier"] // 3] = by_tier.get(t["tier"] // 3, 0) + len(keys)
+    assert by_tier == {t["tier"]: t["positions"] for t in one.meta["tiers"] if t["tier"] != one.meta["root_tier"]}
+
+
+def test_slices_of_keys_that_share_their_low_bits_are_about_equal():
+    """A tier's keys often share bits (here all multiples of 1,024: `key % 8` would put them all
+    in one slice); the hash spreads them within 3% of an even cut."""
+    from solver.pipeline.tierwork import slice_of
+
+    keys = np.arange(1, 200_001, dtype=np.uint64) * np.uint64(1024)
+    counts = np.bincount(slice_of(keys, 8), minlength=8)
+    assert counts.sum() == 200_000 and np.abs(counts / 25_000 - 1).max() < 0.03, counts
+    assert (slice_of(keys, 1) == 0).all()
+
+
+def test_a_union_sweep_with_slices_records_them_and_bench_union_groups_by_the_games_tiers(tmp_path, capsys):
+    from solver import bench_union
+    from solver.pipeline import tasks
+
+    game = make_game("greener", G33)
+    api.solve(game, out=tmp_path / "one", tiered=True, setup_limit=20, workers=1)
+    api.solve(game, out=tmp_path / "cut", tiered=True, setup_limit=20, workers=1, tier_slices=4)
+    a, b = (tasks.union_records(game, out=tmp_path / d)[0] for d in ("one", "cut"))
+    assert (a["tier_slices"], b["tier_slices"], a["positions"]) == (1, 4, b["positions"])
+    assert len(b["tiers"]) > len(a["tiers"])
+    ra, rb = (bench_union.recorded(game, tmp_path / d)[0] for d in ("one", "cut"))
+    assert ra["groups"] == rb["groups"]
+    cols = ["key", "value", "remoteness", "margin"]
+    assert _sweep_table(tmp_path / "one").select(cols).equals(_sweep_table(tmp_path / "cut").select(cols))
+
+
+def test_tier_slices_refused_where_they_cannot_be_used(tmp_path):
+    """One line each: a game whose moves can stay in their tier, a count below 1, a solve that is
+    not tiered; a run resumed with another count starts over and says why."""
+    cases = [(["solve", "override", "--preset", "3x3", "--tiered", "--tier-slices", "2"], "can stay in their tier"),
+             (["solve", *G33_ARGS, "--tiered", "--tier-slices", "0"], "must be a whole number of at least 1"),
+             (["solve", *G33_ARGS, "--no-tiered", "--tier-slices", "2"], "add --tiered")]
+    for args, words in cases:
+        res = _cli([*args, "--out", str(tmp_path / "x"), "--quiet"])
+        assert res.returncode == 2 and words in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+        assert [line for line in res.stderr.splitlines() if not line.startswith("warning:")] == \
+            [line for line in res.stderr.splitlines() if line.startswith("error:")] != []
+    root = tmp_path / "resume"
+    killed = _cli(["solve", *G33_ARGS, "--tiered", "--tier-slices", "2", "--out", str(root), "--quiet",
+                   "--workers", "1"], {"PYRAMIDS_FAULT": "KILL@tier-solved#5"})
+    assert killed.returncode == -signal.SIGKILL
+    again = _cli(["solve", *G33_ARGS, "--tiered", "--out", str(root), "--quiet", "--workers", "1", "--json"])
+    assert again.returncode == 0, again.stderr
+    assert "tiers cut in 2 slices; starting over" in again.stderr
+    assert api.load(make_game("greener", G33), out=root).meta["tier_slices"] == 1

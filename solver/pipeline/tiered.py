@@ -160,6 +160,10 @@ class Run:
     child_lock: threading.Lock = field(default_factory=threading.Lock)
     #: tiers that have let go of their children (:func:`_release_children`, once per tier)
     children_released: set[int] = field(default_factory=set)
+    #: the tiers of the current height not yet started, in the order they will start: a tier's
+    #: children that the next one reads too stay loaded (:func:`_release_children`), so the
+    #: slices of one tier, which reach the same children, read them once, not once a slice
+    upcoming: list[TierInfo] = field(default_factory=list)
     #: positions of every discovered tier (what a tier's children weigh: :func:`tier_memory`)
     tier_positions: dict[int, int] = field(default_factory=dict)
     #: value iteration (games with dice): tolerance and sweep limit
@@ -484,20 +488,32 @@ def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
         return child
 
 
+def _start_tier(run: Run, info: TierInfo) -> None:
+    """Tier ``info`` starts: it is no longer upcoming, and children kept for it that it does not
+    read (another tier started first) and no tier being solved holds are dropped."""
+    with run.child_lock:
+        run.upcoming = [i for i in run.upcoming if i.tier != info.tier]
+        for u in [u for u, n in run.child_users.items() if n <= 0 and u not in info.children]:
+            run.child_cache.pop(u, None)
+            del run.child_users[u]
+
+
 def _release_children(run: Run, info: TierInfo) -> None:
     """Tier ``info`` no longer needs its children (its moves into them are folded, or it is done,
-    or it failed): drop those no tier being solved holds (once per tier: a second call drops
-    nothing), then give the freed memory back (:func:`solver.pipeline.memory.return_freed_memory`;
-    at a tier's end its own arrays are freed too)."""
+    or it failed): drop those no tier being solved holds and the next tier to start does not
+    read (once per tier: a second call drops nothing), then give the freed memory back
+    (:func:`solver.pipeline.memory.return_freed_memory`; at a tier's end its own arrays are freed
+    too)."""
     with run.child_lock:
         if info.tier not in run.children_released:
             run.children_released.add(info.tier)
+            following = set(run.upcoming[0].children) if run.upcoming else set()
             for u in info.children:
                 if u not in run.child_users:
                     continue  # never loaded (the tier stopped before)
                 left = run.child_users[u] - 1
                 run.child_users[u] = left
-                if left <= 0:
+                if left <= 0 and u not in following:
                     run.child_cache.pop(u, None)
                     del run.child_users[u]
     memory.return_freed_memory()
@@ -560,6 +576,7 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
     its statistics. The unit of work of the local pool (and of any cluster executor): one
     worker for every game, dispatching on the engine its declarations name
     (:data:`TIER_WORKERS`)."""
+    _start_tier(run, info)
     try:
         engine = engine_of(run.game, "tiers")
         worker = TIER_WORKERS.get(engine)
@@ -1045,7 +1062,13 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
     try:
         for h in sorted(by_height):
             todo = []
-            for info in sorted(by_height[h], key=lambda i: -i.positions):
+            # the largest first (threads finish together); the slices of one of the game's tiers
+            # one after another, the largest tier's first (they read the same children)
+            whole: dict[int, int] = {}
+            for info in by_height[h]:
+                whole[info.tier // run.slices] = whole.get(info.tier // run.slices, 0) + info.positions
+            for info in sorted(by_height[h], key=lambda i: (-whole[i.tier // run.slices], i.tier // run.slices,
+                                                            -i.positions)):
                 st = finished[info.tier]
                 if st is not None:
                     stats[info.tier] = st
@@ -1054,6 +1077,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                     todo.append(info)
             if progress is not None:
                 progress("solve", f"height {h}", done_pos, total)
+            run.upcoming = list(todo)
             if cluster is not None and todo:
                 from solver.pipeline.tasks import run_tier_tasks
 
