@@ -233,15 +233,18 @@ def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
     assert on_dask.meta["counts"] == threads.meta["counts"]
 
 
-def test_union_of_setups_on_dask_equals_the_whole_graph(tmp_path, cluster):
+@pytest.mark.parametrize("slices", [1, 3])
+def test_union_of_setups_on_dask_equals_the_whole_graph(tmp_path, cluster, slices):
     """A random setup tier by tier (every setup's positions together, issue 35) with its tiers
-    as Dask tasks: the same positions, setups table and expected result as the whole graph."""
+    (cut in slices: each slice a task) as Dask tasks: the same positions, setups table and
+    expected result as the whole graph."""
     from solver.pipeline.tiered import solve_tiered
 
     game = make_game("greener", G33_3)
     whole = solve(game, out=tmp_path / "whole", tiered=False)
-    solve_tiered(game, out=tmp_path / "dask", cluster=cluster)
+    solve_tiered(game, out=tmp_path / "dask", cluster=cluster, tier_slices=slices)
     on_dask = load(game, out=tmp_path / "dask")
+    assert on_dask.meta["tier_slices"] == slices
     exact = [c for c in whole.positions.columns if c not in ("expected", "expected_margin")]
     assert on_dask.positions.select(exact).equals(whole.positions.select(exact))
     assert on_dask.setups.equals(whole.setups)

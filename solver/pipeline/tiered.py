@@ -519,9 +519,12 @@ def _release_children(run: Run, info: TierInfo) -> None:
     memory.return_freed_memory()
 
 
-def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
+def _load_child(run: Run, tier: int, scored: bool, only: np.ndarray | None = None) -> _ChildTier:
     """A finished tier's columns as numpy arrays, read row group by row group into arrays of
-    their final size (a whole-file read would hold the file's columns twice at its peak)."""
+    their final size (a whole-file read would hold the file's columns twice at its peak).
+    ``only`` (sorted distinct keys): just those positions' rows (a slice's reached children,
+    :func:`_reached_children`); a key the file lacks is left out, and the lookup that wants it
+    says the discovery files are damaged."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -530,21 +533,79 @@ def _load_child(run: Run, tier: int, scored: bool) -> _ChildTier:
     if scored:
         dtypes["margin"] = np.int16
     pf = pq.ParquetFile(path)
-    n = pf.metadata.num_rows
+    n = pf.metadata.num_rows if only is None else len(only)
     arrays = {name: np.empty(n, dtype) for name, dtype in dtypes.items()}
     pos = 0
     for g in range(pf.num_row_groups):
+        if only is not None and pos == n:
+            break
         part = pf.read_row_group(g, columns=list(dtypes))
-        m = part.num_rows
+        take = None
+        if only is not None:  # the rows of this group whose keys are wanted (both sorted)
+            take = np.flatnonzero(isin_sorted(part.column("key").to_numpy(), only))
+            if not len(take):
+                continue
+        m = part.num_rows if take is None else len(take)
         for name, arr in arrays.items():
             col = part.column(name)
             if name == "remoteness":
                 col = pc.fill_null(col, int(NO_REMOTENESS))
-            arr[pos : pos + m] = col.to_numpy()
+            col = col.to_numpy()
+            arr[pos : pos + m] = col if take is None else col[take]
         pos += m
         del part
+    if pos < n:
+        arrays = {name: arr[:pos] for name, arr in arrays.items()}
     return _ChildTier(keys=arrays["key"], player=arrays["player"], value=arrays["value"],
                       remoteness=arrays["remoteness"], margin=arrays.get("margin"))
+
+
+def _children(run: Run, info: TierInfo, keys: np.ndarray, scored: bool) -> dict[int, _ChildTier]:
+    """The finished values tier ``info`` reads from the tiers its moves reach: those tiers whole,
+    one copy shared by the tiers being solved (:func:`_get_child`); for a slice of a tier cut in
+    slices (``run.slices`` > 1), only the positions its moves reach (:func:`_reached_children`)."""
+    if run.slices == 1:
+        return {u: _get_child(run, u, scored) for u in info.children}
+    return _reached_children(run, info, keys, scored)
+
+
+#: a slice's reached children are merged (sorted, made distinct) whenever this many are pending
+REACHED_MERGE = 1 << 24
+
+
+def _reached_children(run: Run, info: TierInfo, keys: np.ndarray, scored: bool) -> dict[int, _ChildTier]:
+    """The positions of other tiers that the moves of ``keys`` (tier ``info``) reach, with their
+    finished values: an extra expansion of the tier finds them, then each child tier's file is
+    read row group by row group keeping only them. A slice's children are spread over every
+    slice of its child tiers, so reading those tiers whole would hold as much as the unsliced
+    tier's children (up to several times the tier itself); its reached children scale with the
+    slice (about its moves)."""
+    tierwork.tier_step("finding the positions its moves reach in other tiers")
+    t = info.tier
+    found: dict[int, list[np.ndarray]] = {}
+    pending = [0]
+
+    def split(s: int, exp: Any) -> dict[int, np.ndarray]:
+        kids = np.asarray(exp.children, dtype=np.uint64)
+        if not len(kids):
+            return {}
+        ct = tierwork.child_tiers(run.game, exp, run.slices)
+        order = np.argsort(ct, kind="stable")
+        ct, kids = ct[order], kids[order]
+        cut = np.flatnonzero(np.diff(ct)) + 1
+        return {int(c[0]): unique(k) for c, k in zip(np.split(ct, cut), np.split(kids, cut)) if c[0] != t}
+
+    for _, _, parts in tierwork.expansions_then(run, keys, split):
+        for u, k in parts.items():
+            found.setdefault(u, []).append(k)
+            pending[0] += len(k)
+        if pending[0] > REACHED_MERGE:
+            found = {u: [unique(np.concatenate(ks))] for u, ks in found.items()}
+            pending[0] = sum(len(ks[0]) for ks in found.values())
+    tierwork.tier_step("reading the reached positions of other tiers")
+    empty = np.empty(0, np.uint64)
+    return {u: _load_child(run, u, scored, only=unique(np.concatenate(found.get(u, [empty]))))
+            for u in info.children}
 
 
 def _retrograde_tier(run: Run, info: TierInfo) -> dict[str, Any]:
@@ -627,7 +688,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     int_dst: list[int] = []  # per chunk: how many entries
     ext_src: list[np.ndarray] = []
     ext_m: list[np.ndarray] = []
-    children = {u: _get_child(run, u, scored) for u in info.children}
+    children = _children(run, info, keys, scored)
     index = SortedLookup(keys)  # built once: lookups of every chunk's children inside the tier
     counts = np.zeros(n, np.int32)  # moves inside the tier into each row
     moves = 0
@@ -838,7 +899,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     ext_tie_min = np.full(n, no_rem, np.uint16)
     tmargin = np.zeros(n, np.int32) if scored else None
     ext_max = np.full(n, _NO_MARGIN, np.int32) if scored else None
-    children = {u: _get_child(run, u, scored) for u in info.children}
+    children = _children(run, info, keys, scored)
     index = SortedLookup(keys)
     moves = inside_moves = 0
     # each chunk's children as rows of the tier (-1 outside), while they fit (see the constant),
