@@ -410,13 +410,23 @@ def test_greener_4x4_union_of_two_classes_equals_each_class_alone(tmp_path):
 
 # --- tiers cut in slices (--tier-slices) --------------------------------------------------------
 
-def test_tiers_cut_in_slices_give_the_same_table(tmp_path):
+@pytest.mark.parametrize("reach_only", [False, True])
+def test_tiers_cut_in_slices_give_the_same_table(tmp_path, monkeypatch, reach_only):
     """Every tier cut in 3 slices solved apart: the whole graph's rows, setups and start; the
-    manifest names the slices; the table verifies; lookups find positions through their slice."""
+    manifest names the slices; the table verifies; lookups find positions through their slice.
+    Both ways of reading the children: their tiers whole, or (where those would not fit the free
+    memory: forced here) only the positions each slice reaches."""
+    if reach_only:
+        monkeypatch.setattr(tiered, "REACH_ONLY_SHARE", 0.0)
+        calls = []
+        real = tiered._reached_children
+        monkeypatch.setattr(tiered, "_reached_children", lambda *a: calls.append(1) or real(*a))
     game = make_game("greener", G33)
     whole = api.solve(game, out=tmp_path / "whole", tiered=False)
     one = api.solve(game, out=tmp_path / "one", tiered=True, workers=1)
     cut = api.solve(game, out=tmp_path / "cut", tiered=True, workers=2, tier_slices=3)
+    if reach_only:
+        assert len(calls) > 50
     _assert_same_tables(whole, cut)
     assert (one.meta["tier_slices"], cut.meta["tier_slices"]) == (1, 3)
     names = [t["name"] for t in cut.meta["tiers"]]
@@ -482,3 +492,22 @@ def test_tier_slices_refused_where_they_cannot_be_used(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "tiers cut in 2 slices; starting over" in again.stderr
     assert api.load(make_game("greener", G33), out=root).meta["tier_slices"] == 1
+
+
+@pytest.mark.parametrize("point", ["tier-discovered#4", "tier-solved#6"])
+def test_killed_sliced_solve_resumes_to_the_same_table(tmp_path, point):
+    """Slices share their tier's waiting positions (one file per tier of the game): `kill -9`
+    between two slices' discoveries or solves, then the same command, gives the files of an
+    uninterrupted sliced run."""
+    args = ["solve", *G33_ARGS, "--tiered", "--tier-slices", "3", "--quiet", "--workers", "1"]
+    ref = _cli([*args, "--out", str(tmp_path / "ref")])
+    assert ref.returncode == 0, ref.stderr
+    killed = _cli([*args, "--out", str(tmp_path / "killed")], {"PYRAMIDS_FAULT": f"KILL@{point}"})
+    assert killed.returncode == -signal.SIGKILL
+    again = _cli([*args, "--out", str(tmp_path / "killed")])
+    assert again.returncode == 0 and "resuming" in again.stderr, again.stderr
+    a, b = _folder(tmp_path / "ref"), _folder(tmp_path / "killed")
+    files = sorted(p.relative_to(a) for p in a.rglob("*.parquet"))
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*.parquet")) and len(files) > 100
+    for f in files:
+        assert pl.read_parquet(a / f).equals(pl.read_parquet(b / f)), f

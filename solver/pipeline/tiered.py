@@ -266,24 +266,81 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
 
 
 def _pending_dir(run: Run, tier: int) -> Path:
-    return run.discover / "pending" / str(int(tier))
+    """Where the positions found for a later tier wait (every slice of a tier cut in slices: one
+    folder, :func:`_spill`)."""
+    return run.discover / "pending" / str(int(tier) // run.slices)
 
 
 def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]],
            counter: list[int]) -> None:
-    """Write the buffered (key, ply) pairs of later tiers to disk, one part per tier."""
+    """Write the buffered (key, ply) pairs of later tiers to disk, one part per tier: two files
+    (keys, plies); tiers cut in slices, one file per tier of the game holding every slice's part
+    (:func:`_grouped_part`), not one per slice (a file costs about 0.4 ms to write here, and a
+    slice reaches every slice of its child tiers)."""
+    S = run.slices
+    groups: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
     for tier, parts in buffers.items():
         if not parts:
             continue
         keys = np.concatenate([k for k, _ in parts])
         plies = np.concatenate([p for _, p in parts])
         keys, plies = _dedupe_min(keys, plies)
+        if S > 1:
+            groups.setdefault(tier // S, {})[tier % S] = (keys, plies)
+            continue
         d = _pending_dir(run, tier)
         d.mkdir(parents=True, exist_ok=True)
         workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-keys.npy", keys)
         workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-ply.npy", plies)
         counter[0] += 1
+    for base, by_slice in groups.items():
+        d = _pending_dir(run, base * S)
+        d.mkdir(parents=True, exist_ok=True)
+        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(S, by_slice))
+        counter[0] += 1
     buffers.clear()
+
+
+def _grouped_part(slices: int, by_slice: dict[int, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """One ``uint64`` array holding the (keys, plies) of several slices of one tier: ``slices + 1``
+    offsets, then the keys slice after slice, then the plies (``uint16``, packed four a word)."""
+    sizes = np.zeros(slices, np.int64)
+    for s, (k, _) in by_slice.items():
+        sizes[s] = len(k)
+    offsets = np.zeros(slices + 1, np.uint64)
+    np.cumsum(sizes, out=offsets[1:])
+    n = int(offsets[-1])
+    out = np.zeros(slices + 1 + n + (n + 3) // 4, np.uint64)
+    out[: slices + 1] = offsets
+    plies = out[slices + 1 + n :].view(np.uint16)
+    for s, (k, p) in by_slice.items():
+        a, b = int(offsets[s]), int(offsets[s + 1])
+        out[slices + 1 + a : slices + 1 + b] = k
+        plies[a:b] = p
+    return out
+
+
+def _grouped_slice(path: Path, slices: int, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """Slice ``s``'s keys and plies in a part written by :func:`_grouped_part` (read through a
+    memory map: only that slice's bytes)."""
+    arr = np.load(path, mmap_mode="r")
+    offsets = np.asarray(arr[: slices + 1])
+    n, a, b = int(offsets[-1]), int(offsets[s]), int(offsets[s + 1])
+    keys = np.array(arr[slices + 1 + a : slices + 1 + b])
+    plies = np.array(arr[slices + 1 + n :].view(np.uint16)[a:b])
+    return keys, plies
+
+
+def _pending_slices(run: Run, base: int, done: set[int]) -> list[int]:
+    """The slices of the game's tier ``base`` (their tier ids) that have positions waiting and
+    are not discovered yet."""
+    S = run.slices
+    d = run.discover / "pending" / str(int(base))
+    found = np.zeros(S, bool)
+    for f in d.glob("*-grouped.npy"):
+        offsets = np.asarray(np.load(f, mmap_mode="r")[: S + 1])
+        found |= offsets[1:] > offsets[:-1]
+    return [base * S + s for s in np.flatnonzero(found).tolist() if base * S + s not in done]
 
 
 def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -300,9 +357,13 @@ def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
     d = _pending_dir(run, tier)
-    parts = sorted(d.glob("*-keys.npy"))
-    keys = [np.load(f) for f in parts]
-    plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in parts]
+    if run.slices > 1:
+        got = [_grouped_slice(f, run.slices, tier % run.slices) for f in sorted(d.glob("*-grouped.npy"))]
+        keys, plies = [k for k, _ in got], [p for _, p in got]
+    else:
+        parts = sorted(d.glob("*-keys.npy"))
+        keys = [np.load(f) for f in parts]
+        plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in parts]
     if not keys:
         return np.empty(0, np.uint64), np.empty(0, np.uint16)
     return _dedupe_min(np.concatenate(keys), np.concatenate(plies))
@@ -311,6 +372,12 @@ def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
 def _next_pending(run: Run, done: set[int]) -> int | None:
     root = run.discover / "pending"
     if not root.is_dir():
+        return None
+    if run.slices > 1:  # folders of the game's tiers: their first slice waiting
+        for base in sorted(int(d.name) for d in root.iterdir() if d.is_dir()):
+            left = _pending_slices(run, base, done)
+            if left:
+                return left[0]
         return None
     tiers = sorted(int(d.name) for d in root.iterdir() if d.is_dir() and int(d.name) not in done)
     return tiers[0] if tiers else None
@@ -336,11 +403,8 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         setup = tiered_setups.is_setup_root(game)
         seeds = (tiered_setups.seeds(game, tiered_setups.setup_root(game, sym, run.setup_keys), run.slices)
                  if setup else {int(tierwork.tiers_of(game, root, run.slices)[0]): root})
-        for rt, keys in seeds.items():
-            d = _pending_dir(run, rt)
-            d.mkdir(parents=True, exist_ok=True)
-            workfiles.atomic_npy(d / "from-start-0-keys.npy", keys)
-            workfiles.atomic_npy(d / "from-start-0-ply.npy", np.full(len(keys), int(setup), np.uint16))
+        _spill(run, "start", {rt: [(keys, np.full(len(keys), int(setup), np.uint16))] for rt, keys in seeds.items()},
+               [0])
     total = sum(i.positions for i in infos.values())
     while True:
         t = _next_pending(run, set(infos))
@@ -357,8 +421,9 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         workfiles.atomic_json(run.discover / f"tier-{t}.json",
                      {"tier": t, "positions": int(len(seen)), "children": sorted(children),
                       "terminal": terminal})
-        shutil.rmtree(_pending_dir(run, t), ignore_errors=True)
         infos[t] = TierInfo(t, int(len(seen)), sorted(children), terminal=terminal)
+        if run.slices == 1 or not _pending_slices(run, t // run.slices, set(infos)):
+            shutil.rmtree(_pending_dir(run, t), ignore_errors=True)  # (a tier's slices share it)
         fault_point("tier-discovered")
     return infos
 
@@ -560,13 +625,29 @@ def _load_child(run: Run, tier: int, scored: bool, only: np.ndarray | None = Non
                       remoteness=arrays["remoteness"], margin=arrays.get("margin"))
 
 
+#: a slice of a tier reads only the positions its moves reach (:func:`_reached_children`) when
+#: its child tiers whole would take more than this share of the free memory (its part of it,
+#: when tiers are solved side by side)
+REACH_ONLY_SHARE = 0.5
+
+
 def _children(run: Run, info: TierInfo, keys: np.ndarray, scored: bool) -> dict[int, _ChildTier]:
     """The finished values tier ``info`` reads from the tiers its moves reach: those tiers whole,
     one copy shared by the tiers being solved (:func:`_get_child`); for a slice of a tier cut in
-    slices (``run.slices`` > 1), only the positions its moves reach (:func:`_reached_children`)."""
-    if run.slices == 1:
-        return {u: _get_child(run, u, scored) for u in info.children}
-    return _reached_children(run, info, keys, scored)
+    slices (``run.slices`` > 1) whose child tiers would not fit its share of the free memory
+    (:data:`REACH_ONLY_SHARE`), only the positions its moves reach (:func:`_reached_children`:
+    slower, an extra expansion and a read of every child file a slice)."""
+    if run.slices > 1:
+        import pyarrow.parquet as pq
+
+        free = memory.available_memory()
+        sizes = run.tier_positions  # (a Dask worker's run has none: read off the files)
+        need = CHILD_BYTES_PER_POSITION * sum(
+            sizes[u] if u in sizes else pq.ParquetFile(run.tiers_dir / tierwork.tier_file(u)).metadata.num_rows
+            for u in info.children if u != info.tier)
+        if free is not None and need > REACH_ONLY_SHARE * free / max(1, run.tiers_at_once or run.workers):
+            return _reached_children(run, info, keys, scored)
+    return {u: _get_child(run, u, scored) for u in info.children}
 
 
 #: a slice's reached children are merged (sorted, made distinct) whenever this many are pending
