@@ -797,3 +797,21 @@ def test_estimate_before_discovery_counts_the_measured_children_of_the_largest_t
     held = {"positions_discovered": positions, "positions_solved": 0, "largest_left": 1_000,
             "largest_left_children": 10**9}
     assert tiered.estimate(game, held=held)["memory"] == tiered.BASE_BYTES + 18 * 10**9 + 110 * 1_000
+
+
+def test_estimate_of_tiers_cut_in_slices_holds_the_largest_slice(monkeypatch):
+    """With --tier-slices N the memory is planned for the largest slice of the largest tier
+    (an N-th of it, with SLICE_SLACK for an uneven cut), not for the tier."""
+    import dataclasses
+
+    from solver.api import make_game
+
+    game = make_game("greener", rows=3, cols=4, black=3, white=3, setup="all")
+    entry = dataclasses.replace(measured.of("blam", "4x4-2"), positions=20_000_000, largest_tier=8_000_000,
+                                largest_tier_children=None, at_least=False)
+    monkeypatch.setitem(measured.entries(), ("greener", game.preset_name()), entry)
+    whole = tiered.estimate(game)
+    cut = tiered.estimate(game, slices=8)
+    assert whole["largest_tier"] == 8_000_000
+    assert cut["largest_tier"] == int(1_000_000 * tiered.SLICE_SLACK) + 1
+    assert cut["memory"] - tiered.BASE_BYTES < (whole["memory"] - tiered.BASE_BYTES) / 7
