@@ -307,7 +307,7 @@ def test_a_union_that_does_not_fit_the_disk_is_refused_at_once(tmp_path, monkeyp
     assert entry is not None and entry.positions > 1e10 and "bench_union" in entry.measured
     for (game, vid), m in measured.unions().items():  # every entry names a real random-setup variant
         assert game in ("greener",) and vid == g44.variant.variant_id() and m.measured
-    with pytest.raises(TooBigError, match=r"about 6\.1e\+10 positions .* --tiered --scheduler tcp://HOST:8786"):
+    with pytest.raises(TooBigError, match=r"about 6\.1e\+10 positions .* --tiered --tier-slices 64 --scheduler tcp://HOST:8786"):
         tiered.solve_tiered(g44, out=tmp_path)
     assert not list(tmp_path.rglob("*.tiered"))  # nothing was started
     small = make_game("greener", G33)

@@ -42,6 +42,7 @@ folder (:func:`solve_tier_task` is the unit of work; the local thread pool is on
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import threading
@@ -1424,11 +1425,14 @@ def check_union(game: Game, root: Path) -> None:
     if need <= free:
         return
     sets = " ".join(f"--set {k}={v}" for k, v in game.variant.as_text().items())
+    # its largest tiers cut to about the 385-class union's largest (81M positions, 12 GB here)
+    cut = 1 << max(0, math.ceil(math.log2(entry.positions * 0.05 / 81e6))) if game.tiers_rise_strictly else 1
+    slices = f" --tier-slices {cut}" if cut > 1 else ""
     raise TooBigError(
         f"the union of every setup of {game.variant.label()} is about {entry.positions:.1e} positions "
         f"(measured: see measured.toml), about {need / 2**40:.1f} TB of disk while it runs and {free / 2**30:.0f} "
         f"GB is free under {root}: run it on a Dask cluster whose workers share --out (`pyramids solve "
-        f"{game.name} {sets} --tiered --scheduler tcp://HOST:8786`), or solve the setups a slice at a time "
+        f"{game.name} {sets} --tiered{slices} --scheduler tcp://HOST:8786`), or solve the setups a slice at a time "
         f"(`--tiered --setup-limit N`, a sweep); --ignore-estimate tries anyway")
 
 
