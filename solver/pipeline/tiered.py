@@ -27,6 +27,14 @@ Two phases, both resumable (every finished step is a file written atomically):
    setups: their starts seed the discovery, and the start is solved last as a one-row setup tier
    with the setups table beside the tier files (:mod:`solver.pipeline.tiered_setups`).
 
+**Slices** (``tier_slices``, ``--tier-slices N``): a game whose every move leaves its tier
+(``Game.tiers_rise_strictly``) may have each tier cut into N slices by a hash of the key
+(:func:`solver.pipeline.tierwork.tiers_of`: tier id ``tier * N + slice``), discovered and solved
+apart as tiers of their own: no move stays in a slice, so nothing else changes but the sizes of
+the tasks. The slices of a tier share one pending folder (one file a parent part, every slice in
+it: :func:`_spill`), and a slice whose child tiers would not fit its share of memory reads only
+the positions its moves reach (:func:`_reached_children`).
+
 Folders: the work happens in ``<root>/<game>/<variant-id>.tiered/``; when every tier is solved,
 its ``tiers.json`` (the table's metadata, with the list of tier files) is written, the discovery
 files are removed and the folder is renamed to ``<root>/<game>/<variant-id>/`` (replacing an
