@@ -15,12 +15,12 @@ from solver.games import make_game
 from solver.pipeline import tiered
 from tests.test_tiered_setups import G33, G33_ARGS, _assert_same_tables, _cli, _folder, _sweep_table
 
-@pytest.mark.parametrize("reach_only", [False, True])
-def test_tiers_cut_in_slices_give_the_same_table(tmp_path, monkeypatch, reach_only):
+@pytest.mark.parametrize("reach_only,low_memory", [(False, None), (True, None), (True, True)])
+def test_tiers_cut_in_slices_give_the_same_table(tmp_path, monkeypatch, reach_only, low_memory):
     """Every tier cut in 3 slices solved apart: the whole graph's rows, setups and start; the
     manifest names the slices; the table verifies; lookups find positions through their slice.
     Both ways of reading the children: their tiers whole, or (where those would not fit the free
-    memory: forced here) only the positions each slice reaches."""
+    memory: forced here) only the positions each slice reaches; with reverse lists or by passes."""
     if reach_only:
         monkeypatch.setattr(tiered, "REACH_ONLY_SHARE", 0.0)
         calls = []
@@ -29,7 +29,7 @@ def test_tiers_cut_in_slices_give_the_same_table(tmp_path, monkeypatch, reach_on
     game = make_game("greener", G33)
     whole = api.solve(game, out=tmp_path / "whole", tiered=False)
     one = api.solve(game, out=tmp_path / "one", tiered=True, workers=1)
-    cut = api.solve(game, out=tmp_path / "cut", tiered=True, workers=2, tier_slices=3)
+    cut = api.solve(game, out=tmp_path / "cut", tiered=True, workers=2, tier_slices=3, low_memory=low_memory)
     if reach_only:
         assert len(calls) > 50
     _assert_same_tables(whole, cut)
