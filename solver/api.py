@@ -737,16 +737,16 @@ def solve(
                                "batch": batch})
     from solver.pipeline import tiered as _tiered
 
+    union = how.kind == "sweep" and tiered is True and batch is None  # a sweep's classes solved together
     tier_slices = check_slices(game, tier_slices)
-    if tier_slices > 1 and how.kind != "tiers" and not (how.kind == "sweep" and tiered is True and batch is None):
+    if tier_slices > 1 and how.kind != "tiers" and not union:
         raise VariantError(f"--tier-slices {tier_slices} cuts the tiers of a tiered solve: add --tiered")
     if how.kind == "sweep":
         # --tiered (without --batch): the classes of this call solved together, tier by tier
         return sweep_setups(game, out=out, symmetry=symmetry, force=force, limit=setup_limit, jobs=jobs,
                             scheduler=scheduler, batch=batch, progress=progress, notes=notes,
                             announce=announce, max_positions=max_positions,
-                            union=(partial(_tiered.solve_tiered, tier_slices=tier_slices)
-                                   if tiered is True and batch is None else None),
+                            union=partial(_tiered.solve_tiered, tier_slices=tier_slices) if union else None,
                             workers=workers)
     tol = check_tol(tol)
     if bound_rounds is not None and bound_rounds < 0:

@@ -169,9 +169,11 @@ class Run:
     child_lock: threading.Lock = field(default_factory=threading.Lock)
     #: tiers that have let go of their children (:func:`_release_children`, once per tier)
     children_released: set[int] = field(default_factory=set)
-    #: the tiers of the current height not yet started, in the order they will start: a tier's
-    #: children that the next one reads too stay loaded (:func:`_release_children`), so the
-    #: slices of one tier, which reach the same children, read them once, not once a slice
+    #: the tiers of the current height not yet started, in the order they will start: when tiers
+    #: are cut in slices, a slice's children that the next one reads too stay loaded
+    #: (:func:`_release_children`), so the slices of one tier, which reach the same children,
+    #: read them once, not once a slice (unsliced tiers drop theirs before their reverse lists:
+    #: they can be several times the tier)
     upcoming: list[TierInfo] = field(default_factory=list)
     #: positions of every discovered tier (what a tier's children weigh: :func:`tier_memory`)
     tier_positions: dict[int, int] = field(default_factory=dict)
@@ -343,16 +345,15 @@ def _grouped_slice(path: Path, slices: int, s: int) -> tuple[np.ndarray, np.ndar
     return keys, plies
 
 
-def _pending_slices(run: Run, base: int, done: set[int]) -> list[int]:
-    """The slices of the game's tier ``base`` (their tier ids) that have positions waiting and
-    are not discovered yet."""
+def _pending_slices(run: Run, base: int) -> list[int]:
+    """The slices of the game's tier ``base`` (their tier ids) that have positions waiting."""
     S = run.slices
     d = run.discover / "pending" / str(int(base))
     found = np.zeros(S, bool)
     for f in d.glob("*-grouped.npy"):
         offsets = np.asarray(np.load(f, mmap_mode="r")[: S + 1])
         found |= offsets[1:] > offsets[:-1]
-    return [base * S + s for s in np.flatnonzero(found).tolist() if base * S + s not in done]
+    return [base * S + s for s in np.flatnonzero(found).tolist()]
 
 
 def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -390,7 +391,7 @@ def _next_pending(run: Run, done: set[int]) -> int | None:
             # once a tier is the lowest waiting, every tier whose moves reach it is discovered:
             # its slices' parts are all written, so which slices wait is read once
             if run.waiting_slices.get(base) is None:
-                run.waiting_slices = {base: _pending_slices(run, base, set())}
+                run.waiting_slices = {base: _pending_slices(run, base)}
             left = [t for t in run.waiting_slices[base] if t not in done]
             if left:
                 return left[0]
@@ -591,7 +592,7 @@ def _release_children(run: Run, info: TierInfo) -> None:
     with run.child_lock:
         if info.tier not in run.children_released:
             run.children_released.add(info.tier)
-            following = set(run.upcoming[0].children) if run.upcoming else set()
+            following = set(run.upcoming[0].children) if run.upcoming and run.slices > 1 else set()
             for u in info.children:
                 if u not in run.child_users:
                     continue  # never loaded (the tier stopped before)

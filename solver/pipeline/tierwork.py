@@ -14,7 +14,7 @@ from solver.core.arrays import SortedLookup
 from solver.core.game import Expansion, Game, NodeKind
 from solver.core.progress import Task
 from solver.engines import waiting
-from solver.errors import TableError
+from solver.errors import TableError, VariantError
 
 #: positions expanded at once (a test makes it small to cross chunk borders)
 CHUNK = 1 << 15
@@ -69,8 +69,6 @@ def check_slices(game: Game, slices: int) -> int:
     """``slices`` as the number of slices a tier of ``game`` is cut into (:func:`tiers_of`), or a
     one-line error: at least 1, and more only for a game whose every move leaves its tier
     (:attr:`Game.tiers_rise_strictly`), since slices of one tier are solved apart."""
-    from solver.errors import VariantError
-
     if int(slices) != slices or slices < 1:
         raise VariantError(f"--tier-slices {slices} must be a whole number of at least 1 (1: tiers as the game names them)")
     if slices > 1 and not game.tiers_rise_strictly:
