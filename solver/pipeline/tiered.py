@@ -684,7 +684,7 @@ def _reached_children(run: Run, info: TierInfo, keys: np.ndarray, scored: bool) 
     tierwork.tier_step("finding the positions its moves reach in other tiers")
     t = info.tier
     found: dict[int, list[np.ndarray]] = {}
-    pending = [0]
+    pending = 0  # keys held in ``found``
 
     def split(s: int, exp: Any) -> dict[int, np.ndarray]:
         kids = np.asarray(exp.children, dtype=np.uint64)
@@ -699,10 +699,10 @@ def _reached_children(run: Run, info: TierInfo, keys: np.ndarray, scored: bool) 
     for _, _, parts in tierwork.expansions_then(run, keys, split):
         for u, k in parts.items():
             found.setdefault(u, []).append(k)
-            pending[0] += len(k)
-        if pending[0] > REACHED_MERGE:
+            pending += len(k)
+        if pending > REACHED_MERGE:
             found = {u: [unique(np.concatenate(ks))] for u, ks in found.items()}
-            pending[0] = sum(len(ks[0]) for ks in found.values())
+            pending = sum(len(ks[0]) for ks in found.values())
     tierwork.tier_step("reading the reached positions of other tiers")
     empty = np.empty(0, np.uint64)
     return {u: _load_child(run, u, scored, only=unique(np.concatenate(found.get(u, [empty]))))
