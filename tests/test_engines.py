@@ -212,3 +212,132 @@ def test_pool_map_waits_in_slices_and_keeps_order_and_errors():
         assert list(waiting.pool_map(pool, pow, [2, 3], [3, 2])) == [8, 9]
         with pytest.raises(ZeroDivisionError):
             list(waiting.pool_map(pool, lambda x: 1 // x, [1, 0, 2]))
+
+
+def _second_expansion_cases():
+    from solver.games import make_game
+    from tests.toygames import DiceRace, Stochastic
+
+    # real payoffs at some ends, results at others (the payoff column is filled for both; a
+    # position at a time, the won end comes before the first expansion with a payoff)
+    payoffs = Stochastic({0: ("S", 0, [[1, 2], [3, 0]]), 1: ("T", 0, (Result.WIN, Result.LOSS)),
+                          2: ("D", 1, [4, 0]), 3: ("C", 0, [(1, 0.25), (4, 0.75)]), 4: ("T", 0, 0.5)})
+    return [
+        ("override", make_game("override", size=2, line=2, per_size=2), 7),
+        ("dice", DiceRace.from_params(target=6), 7),
+        ("petal (secret choices)", make_game("petal", petals=4, run=3, per_size=1), 5_000),
+        ("payoffs", payoffs, 1),
+    ]
+
+
+@pytest.mark.parametrize("label, game, chunk", _second_expansion_cases(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_expanding_twice_gives_the_same_graph(monkeypatch, label, game, chunk, workers):
+    """Past ``keep_bytes`` the enumeration keeps only the keys and expands every position again
+    in key order: the same graph, every array, as when it keeps the plies' expansions."""
+    import solver.engines.enumerate as E
+
+    monkeypatch.setattr(E, "_PARALLEL_MIN", 10)  # the second expansion in the pool too
+    kept = E.enumerate_positions(game, symmetry=False, workers=1)
+    twice = E.enumerate_positions(game, symmetry=False, workers=workers, chunk=chunk, keep_bytes=0)
+    assert kept.stats["expanded_twice"] is False and twice.stats["expanded_twice"] is True
+    assert kept.n > 3
+    for name in ("keys", "kind", "to_move", "ply", "offsets", "child", "result", "margin", "probs",
+                 "sim_rows", "payoff"):
+        a, b = getattr(kept, name), getattr(twice, name)
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert twice.root == kept.root
+
+
+def test_expanding_twice_reports_progress_and_refuses_an_expansion_that_changes(monkeypatch):
+    from solver.errors import ProtocolError
+
+    game = Subtraction.from_params(n=12)
+    calls = []
+    graph = enumerate_positions(game, symmetry=False, chunk=4, keep_bytes=0,
+                                assembling=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (graph.n, graph.n)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+    real = game.expand
+    seen: set[int] = set()
+
+    def flaky(keys, canonical=False):  # a second expansion of a position drops its last move
+        out = real(keys, canonical=canonical)
+        again = np.array([int(k) in seen for k in keys])
+        seen.update(int(k) for k in keys)
+        if not again.any():
+            return out
+        i = int(np.flatnonzero(again & (np.diff(out.offsets) > 0))[0])
+        cut = int(out.offsets[i + 1]) - 1
+        offsets = out.offsets.copy()
+        offsets[i + 1:] -= 1
+        return type(out)(kind=out.kind, to_move=out.to_move, offsets=offsets,
+                         children=np.delete(out.children, cut), probs=None, result=out.result,
+                         margin=out.margin)
+
+    monkeypatch.setattr(game, "expand", flaky)
+    with pytest.raises(ProtocolError, match="moves in one expansion and another number"):
+        enumerate_positions(game, symmetry=False, chunk=4, keep_bytes=0)
+
+
+def _graph_by_rules(game):
+    """Every reachable position by the readable protocol (legal actions, chance outcomes, joint
+    actions, outcomes), breadth first: key -> (ply, kind, to_move, [(child key, probability)],
+    result, payoff, player 0's actions at a secret choice)."""
+    from collections import deque
+
+    from solver.core.game import NodeKind
+
+    start = game.initial_state()
+    found = {game.encode(start): 0}
+    rows = {}
+    todo = deque([start])
+    while todo:
+        s = todo.popleft()
+        key = game.encode(s)
+        kind, p = game.node_kind(s), game.to_move(s)
+        result, payoff, sim = 0, 0.0, 0
+        if kind == NodeKind.TERMINAL:
+            out = game.outcome(s)
+            result = int(out.results[p])
+            payoff = float(out.payoffs[p]) if out.payoffs is not None else float(result)
+            kids = []
+        elif kind == NodeKind.CHANCE:
+            kids = [(game.apply(s, a), float(f)) for a, f in game.chance_outcomes(s)]
+        elif kind == NodeKind.SIMULTANEOUS:
+            kids = [(game.apply_joint(s, j), 1.0) for j in game.joint_actions(s)]
+            sim = len(game.player_actions(s, 0))
+        else:
+            kids = [(game.apply(s, a), 1.0) for a in game.legal_actions(s)]
+        for c, _ in kids:
+            if game.encode(c) not in found:
+                found[game.encode(c)] = found[key] + 1
+                todo.append(c)
+        rows[key] = (found[key], int(kind), p, [(game.encode(c), f) for c, f in kids], result, payoff, sim)
+    return rows
+
+
+@pytest.mark.parametrize("label, game, chunk", [c for c in _second_expansion_cases() if not c[0].startswith("petal")],
+                         ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("keep_bytes", [None, 0])
+def test_enumeration_equals_the_readable_rules_kept_or_expanded_twice(label, game, chunk, keep_bytes):
+    """Every row of the graph, assembled from kept expansions or from a second expansion, says
+    what the readable protocol says: ply, node kind, player, children in order with their
+    probabilities, result, payoff and a secret choice's rows."""
+    graph = enumerate_positions(game, symmetry=False, workers=1, chunk=chunk, keep_bytes=keep_bytes)
+    assert graph.stats["expanded_twice"] is (keep_bytes == 0)
+    rules = _graph_by_rules(game)
+    assert sorted(rules) == [int(k) for k in graph.keys]
+    for i, key in enumerate(graph.keys):
+        ply, kind, player, kids, result, payoff, sim = rules[int(key)]
+        edges = range(graph.offsets[i], graph.offsets[i + 1])
+        assert (int(graph.ply[i]), int(graph.kind[i]), int(graph.to_move[i])) == (ply, kind, player)
+        assert [int(graph.keys[graph.child[e]]) for e in edges] == [k for k, _ in kids]
+        assert [1.0 if graph.probs is None else float(graph.probs[e]) for e in edges] == pytest.approx([f for _, f in kids])
+        assert int(graph.result[i]) == result
+        if graph.payoff is not None:
+            assert float(graph.payoff[i]) == payoff
+        assert (0 if graph.sim_rows is None else int(graph.sim_rows[i])) == sim

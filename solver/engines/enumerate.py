@@ -8,7 +8,7 @@ not distinct children).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import math
 import multiprocessing
@@ -22,7 +22,7 @@ from solver.core.game import Game, NodeKind
 from solver.engines.graph import Graph, dead_end_message
 from solver.engines.waiting import pool_map
 from solver.faults import fault_point
-from solver.core.arrays import isin_sorted, lookup_sorted, ranges, unique
+from solver.core.arrays import SortedLookup, isin_sorted, ranges, unique
 
 #: callback(ply, positions_so_far, frontier_size) for progress bars
 Progress = Callable[[int, int, int], None]
@@ -95,6 +95,8 @@ def enumerate_positions(
     progress: Progress | None = None,
     workers: int | None = None,
     starts: "np.ndarray | list[int] | None" = None,
+    keep_bytes: int | None = None,
+    assembling: Callable[[int, int], None] | None = None,
 ) -> Graph:
     """Enumerate every position reachable from ``game.initial_state()`` (or from ``starts``).
 
@@ -117,6 +119,12 @@ def enumerate_positions(
         Enumerate from these position keys (canonical when ``symmetry``) instead of the start:
         the union of what each reaches, solved together (a batch of setups shares its later
         positions). The graph's ``root`` is the row of the first; every start has ply 0.
+    keep_bytes : int, optional
+        Keep the plies' expansions for the assembly up to this many bytes (default
+        :data:`KEEP_BYTES`); past it every position is expanded a second time, in key order, so
+        that only the keys are held until the graph's own arrays are built (the same graph).
+    assembling : callable, optional
+        Called as ``assembling(done, positions)`` while positions are expanded the second time.
     """
     from solver.errors import TooBigError
 
@@ -135,7 +143,12 @@ def enumerate_positions(
         seen = unique(given)
     frontier = seen.copy()
     level_keys: list[np.ndarray] = []
-    level_parts: list[list] = []
+    level_moves: list[np.ndarray] = []
+    # the plies' expansions, kept for the assembly while they take at most keep_bytes (None once
+    # dropped: the assembly then expands every position again, in key order)
+    kept: list[list] | None = []
+    kept_bytes = 0
+    limit = KEEP_BYTES if keep_bytes is None else keep_bytes
     ply = 0
     workers = (os.cpu_count() or 1) if workers is None else workers
     pool = None
@@ -144,14 +157,20 @@ def enumerate_positions(
             if workers > 1 and len(frontier) >= _PARALLEL_MIN and pool is None:
                 pool = _start_pool(game, workers)
             parts = _expand_level(game, frontier, chunk, symmetry, pool, workers)
+            _check_dead_ends(game, frontier, parts)
             level_keys.append(frontier)
-            level_parts.append(parts)
-            kids = [p.children for p in parts if len(p.children)]
+            level_moves.append(np.concatenate([np.diff(p.offsets) for p in parts]).astype(np.uint32))
+            kids = [unique(p.children) for p in parts if len(p.children)]
+            if kept is not None:
+                kept_bytes += sum(_nbytes(p) for p in parts)
+                kept = kept + [parts] if kept_bytes <= limit else None
+            del parts
             if kids:
-                new = unique(np.concatenate(kids))
+                new = unique(np.concatenate(kids)) if len(kids) > 1 else kids[0]
                 new = new[~isin_sorted(new, seen)]
             else:
                 new = np.empty(0, dtype=np.uint64)
+            del kids
             if len(new):
                 # two sorted runs: a stable sort (timsort) merges them in linear time
                 seen = np.sort(np.concatenate([seen, new]), kind="stable")
@@ -166,82 +185,148 @@ def enumerate_positions(
                     "raise --max-positions or pick a smaller variant"
                 )
             ply += 1
+
+        # Assemble the rows in key order: each position's ply and number of moves, then its
+        # expansion placed at its row (kept ones, or every position expanded again in key order)
+        keys = seen
+        n = len(keys)
+        find = SortedLookup(keys)
+        plies = _zeros(n, np.uint16)
+        offsets = _zeros(n + 1, np.int64)
+        level_rows: list[np.ndarray] = []
+        for d, (lk, moves) in enumerate(zip(level_keys, level_moves)):
+            rows = find(lk)
+            plies[rows] = d
+            offsets[rows + 1] = moves
+            if kept is not None:
+                level_rows.append(rows)
+        del level_keys, level_moves
+        np.cumsum(offsets, out=offsets)
+        built = _Assembly(keys, find, offsets)
+        if kept is not None:
+            for rows in level_rows:
+                at = 0
+                for p in kept.pop(0):  # each ply's expansions go once placed
+                    built.place(rows[at : at + len(p.kind)], p)
+                    at += len(p.kind)
+            del level_rows
+        else:
+            if workers > 1 and n >= _PARALLEL_MIN and pool is None:
+                pool = _start_pool(game, workers)
+            step = chunk * workers if pool is not None else chunk  # a batch per worker at a time
+            for s in range(0, n, step):
+                at = s
+                for p in _expand_level(game, keys[s : s + step], chunk, symmetry, pool, workers):
+                    built.place(np.arange(at, at + len(p.kind), dtype=np.int64), p)
+                    at += len(p.kind)
+                if assembling is not None:
+                    assembling(min(n, s + step), n)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    # Assemble arrays in BFS order, then sort rows by key.
-    bfs_keys = np.concatenate(level_keys)
-    plies = np.concatenate([np.full(len(k), d, dtype=np.uint16) for d, k in enumerate(level_keys)])
-    flat = [p for parts in level_parts for p in parts]
-    kind = np.concatenate([p.kind for p in flat])
-    to_move = np.concatenate([p.to_move for p in flat])
-    result = np.concatenate([p.result for p in flat])
-    margin = np.concatenate([p.margin for p in flat])
-    counts = np.concatenate([np.diff(p.offsets) for p in flat])
-    children = np.concatenate([p.children for p in flat]) if flat else np.empty(0, np.uint64)
-    any_probs = any(p.probs is not None for p in flat)
-    probs = None
-    if any_probs:
-        probs = np.concatenate(
-            [p.probs if p.probs is not None else np.ones(len(p.children)) for p in flat]
-        )
-
-    sim_rows = None
-    if any(getattr(p, "sim_rows", None) is not None for p in flat):
-        sim_rows = np.concatenate([
-            p.sim_rows if p.sim_rows is not None else np.zeros(len(p.kind), dtype=np.int32)
-            for p in flat
-        ]).astype(np.int32)
-
-    payoff = None
-    if any(getattr(p, "payoff", None) is not None for p in flat):
-        payoff = np.concatenate([
-            p.payoff if p.payoff is not None else p.result.astype(np.float64) for p in flat])
-
-    dead = (counts == 0) & (kind != NodeKind.TERMINAL)
-    if dead.any():  # a non-terminal position without moves would silently be a draw
-        from solver.errors import ProtocolError
-
-        i = int(np.flatnonzero(dead)[0])
-        key = int(bfs_keys[i])
-        try:
-            where = f" ({' '.join(game.describe_state(game.decode(key)).split())[:120]})"
-        except Exception:  # noqa: BLE001 - the message must not depend on render working
-            where = ""
-        raise ProtocolError(dead_end_message(key, NodeKind(int(kind[i])), where))
-
-    order = np.argsort(bfs_keys, kind="stable")
-    keys = bfs_keys[order]
-    n = len(keys)
-    # children grouped by parent in BFS order -> regroup in key order
-    bfs_offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=bfs_offsets[1:])
-    sorted_counts = counts[order]
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(sorted_counts, out=offsets[1:])
-    edge_src = ranges(bfs_offsets[order], sorted_counts)
-    child_keys = children[edge_src]
-    child_rows = lookup_sorted(keys, child_keys)
-    if probs is not None:
-        probs = probs[edge_src]
-
     return Graph(
         keys=keys,
-        kind=kind[order],
-        to_move=to_move[order],
-        ply=plies[order],
+        kind=built.kind,
+        to_move=built.to_move,
+        ply=plies,
         offsets=offsets,
-        child=child_rows,
-        probs=probs,
-        result=result[order],
-        margin=margin[order],
+        child=built.child,
+        probs=built.probs,
+        result=built.result,
+        margin=built.margin,
         root=int(np.searchsorted(keys, root_key)),
         symmetry=symmetry,
-        stats={"plies": len(level_keys)},
-        sim_rows=None if sim_rows is None else sim_rows[order],
-        payoff=None if payoff is None else payoff[order],
+        stats={"plies": ply, "expanded_twice": kept_bytes > limit},
+        sim_rows=built.sim_rows,
+        payoff=built.payoff,
     )
+
+
+#: an enumeration keeps every ply's expansion (children's keys, node kinds, ...) for the final
+#: assembly while they take at most this many bytes; past it, it keeps only the keys and expands
+#: every position a second time, in key order, placing each expansion at its rows at once. Held
+#: at the end: about 12 bytes a position plus 8 a move (16 with dice) for the graph, instead of
+#: the kept expansions beside it. Measured (solver.bench_enumerate, ...): see the README
+KEEP_BYTES = 256 * 2**20
+
+
+def _nbytes(part: Any) -> int:
+    return sum(a.nbytes for a in (part.kind, part.to_move, part.offsets, part.children, part.probs,
+                                  part.result, part.margin, part.sim_rows, part.payoff, part.child_tier)
+               if a is not None)
+
+
+def _check_dead_ends(game: Game, keys: np.ndarray, parts: list) -> None:
+    """A non-terminal position without moves would silently be a draw: refuse it (one line)."""
+    at = 0
+    for p in parts:
+        dead = (np.diff(p.offsets) == 0) & (p.kind != NodeKind.TERMINAL)
+        if dead.any():
+            from solver.errors import ProtocolError
+
+            i = int(np.flatnonzero(dead)[0])
+            key = int(keys[at + i])
+            try:
+                where = f" ({' '.join(game.describe_state(game.decode(key)).split())[:120]})"
+            except Exception:  # noqa: BLE001 - the message must not depend on render working
+                where = ""
+            raise ProtocolError(dead_end_message(key, NodeKind(int(p.kind[i])), where))
+        at += len(p.kind)
+
+
+def _zeros(n: int, dtype: Any) -> np.ndarray:
+    out = np.empty(n, dtype=dtype)
+    out.fill(0)
+    return out
+
+
+class _Assembly:
+    """The graph's per-row and per-move arrays, filled one expansion at a time at its rows."""
+
+    def __init__(self, keys: np.ndarray, find: SortedLookup, offsets: np.ndarray) -> None:
+        self.keys, self.find, self.offsets = keys, find, offsets
+        self.moves = int(offsets[-1])
+        self.child = _zeros(self.moves, np.int64)
+        # the per-row arrays take the dtypes of the game's first expansion (as a concatenation would)
+        self.kind = self.to_move = self.result = self.margin = None  # type: ignore[assignment]
+        self.probs: np.ndarray | None = None
+        self.sim_rows: np.ndarray | None = None
+        self.payoff: np.ndarray | None = None
+
+    def place(self, rows: np.ndarray, part: Any) -> None:
+        counts = np.diff(part.offsets)
+        starts = self.offsets[rows]
+        differ = counts != self.offsets[rows + 1] - starts
+        if differ.any():
+            from solver.errors import ProtocolError
+
+            i = int(np.flatnonzero(differ)[0])
+            raise ProtocolError(f"position {int(self.keys[rows[i]])} has {int(counts[i])} moves in one "
+                                "expansion and another number in the next: expand() must give the same "
+                                "moves every time (`pyramids check` tests the protocol)")
+        if self.kind is None:
+            n = len(self.keys)
+            self.kind, self.to_move, self.result, self.margin = (
+                _zeros(n, a.dtype) for a in (part.kind, part.to_move, part.result, part.margin))
+        self.kind[rows] = part.kind
+        self.to_move[rows] = part.to_move
+        self.result[rows] = part.result
+        self.margin[rows] = part.margin
+        edges = ranges(starts, counts)
+        self.child[edges] = self.find(part.children)
+        if part.probs is not None:
+            if self.probs is None:
+                self.probs = np.ones(len(self.child), dtype=np.float64)
+            self.probs[edges] = part.probs
+        if part.sim_rows is not None:
+            if self.sim_rows is None:
+                self.sim_rows = _zeros(len(self.keys), np.int32)
+            self.sim_rows[rows] = part.sim_rows
+        if part.payoff is not None and self.payoff is None:
+            self.payoff = self.result.astype(np.float64)  # the rows placed so far pay their result
+        if self.payoff is not None:
+            self.payoff[rows] = part.payoff if part.payoff is not None else part.result
 
 
 #: plies with fewer positions than this are expanded in this process

@@ -60,8 +60,12 @@ def solve_variant(
             def on_ply(ply: int, total: int, frontier: int) -> None:
                 found.update(total, note=f"ply {ply}, frontier {frontier:,}")
 
+            def on_assembly(done: int, total: int) -> None:
+                found.update(total, note=f"moves linked for {done:,} of {total:,} positions")
+
             graph = enumerate_positions(game, symmetry=symmetry, max_positions=max_positions,
-                                        progress=on_ply if progress else None)
+                                        progress=on_ply if progress else None,
+                                        assembling=on_assembly if progress else None)
         t_enum = time.perf_counter() - t0
         fault_point("solve")
         columns, extra_meta, setups = solve_graph(game, graph, progress=progress, tol=tol,
