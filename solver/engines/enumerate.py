@@ -191,8 +191,8 @@ def enumerate_positions(
         keys = seen
         n = len(keys)
         find = SortedLookup(keys)
-        plies = _zeros(n, np.uint16)
-        offsets = _zeros(n + 1, np.int64)
+        plies = np.empty(n, dtype=np.uint16)  # every position is in one ply
+        offsets = np.zeros(n + 1, dtype=np.int64)
         level_rows: list[np.ndarray] = []
         for d, (lk, moves) in enumerate(zip(level_keys, level_moves)):
             rows = find(lk)
@@ -247,7 +247,7 @@ def enumerate_positions(
 #: assembly while they take at most this many bytes; past it, it keeps only the keys and expands
 #: every position a second time, in key order, placing each expansion at its rows at once. Held
 #: at the end: about 12 bytes a position plus 8 a move (16 with dice) for the graph, instead of
-#: the kept expansions beside it. Measured (solver.bench_enumerate, ...): see the README
+#: the kept expansions beside it (measured: the README's Benchmark section)
 KEEP_BYTES = 256 * 2**20
 
 
@@ -275,19 +275,12 @@ def _check_dead_ends(game: Game, keys: np.ndarray, parts: list) -> None:
         at += len(p.kind)
 
 
-def _zeros(n: int, dtype: Any) -> np.ndarray:
-    out = np.empty(n, dtype=dtype)
-    out.fill(0)
-    return out
-
-
 class _Assembly:
     """The graph's per-row and per-move arrays, filled one expansion at a time at its rows."""
 
     def __init__(self, keys: np.ndarray, find: SortedLookup, offsets: np.ndarray) -> None:
         self.keys, self.find, self.offsets = keys, find, offsets
-        self.moves = int(offsets[-1])
-        self.child = _zeros(self.moves, np.int64)
+        self.child = np.empty(int(offsets[-1]), dtype=np.int64)  # every move is placed once
         # the per-row arrays take the dtypes of the game's first expansion (as a concatenation would)
         self.kind = self.to_move = self.result = self.margin = None  # type: ignore[assignment]
         self.probs: np.ndarray | None = None
@@ -308,7 +301,7 @@ class _Assembly:
         if self.kind is None:
             n = len(self.keys)
             self.kind, self.to_move, self.result, self.margin = (
-                _zeros(n, a.dtype) for a in (part.kind, part.to_move, part.result, part.margin))
+                np.zeros(n, dtype=a.dtype) for a in (part.kind, part.to_move, part.result, part.margin))
         self.kind[rows] = part.kind
         self.to_move[rows] = part.to_move
         self.result[rows] = part.result
@@ -321,7 +314,7 @@ class _Assembly:
             self.probs[edges] = part.probs
         if part.sim_rows is not None:
             if self.sim_rows is None:
-                self.sim_rows = _zeros(len(self.keys), np.int32)
+                self.sim_rows = np.zeros(len(self.keys), dtype=np.int32)
             self.sim_rows[rows] = part.sim_rows
         if part.payoff is not None and self.payoff is None:
             self.payoff = self.result.astype(np.float64)  # the rows placed so far pay their result
