@@ -163,7 +163,10 @@ def enumerate_positions(
             kids = [unique(p.children) for p in parts if len(p.children)]
             if kept is not None:
                 kept_bytes += sum(_nbytes(p) for p in parts)
-                kept = kept + [parts] if kept_bytes <= limit else None
+                if kept_bytes <= limit:
+                    kept.append(parts)
+                else:
+                    kept = None
             del parts
             if kids:
                 new = unique(np.concatenate(kids)) if len(kids) > 1 else kids[0]
@@ -204,12 +207,12 @@ def enumerate_positions(
         np.cumsum(offsets, out=offsets)
         built = _Assembly(keys, find, offsets)
         if kept is not None:
-            for rows in level_rows:
+            for rows, parts in zip(level_rows, kept):
                 at = 0
-                for p in kept.pop(0):  # each ply's expansions go once placed
+                for p in parts:
                     built.place(rows[at : at + len(p.kind)], p)
                     at += len(p.kind)
-            del level_rows
+            kept = level_rows = None  # placed: the kept expansions go
         else:
             if workers > 1 and n >= _PARALLEL_MIN and pool is None:
                 pool = _start_pool(game, workers)

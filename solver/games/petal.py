@@ -162,10 +162,11 @@ class Petal(Game[PetalState]):
     def known_large(self) -> str | None:
         """Variants estimated beyond the in-memory solver: the board arrangements (counted
         exactly) times the most positions per arrangement measured on a preset of the same
-        ``per_size`` (up to symmetry: 121 on ``6``, 164 on ``8``; 78 on ``6-2`` and 132 on ``8-2``,
-        whose 368,197,732 positions were counted by the enumeration's discovery on 2026-12-05: with
-        78 this said "about 2.2e8"), so the estimate errs high on the presets. With the earlier factor of 50, ``petals=10 per_size=1`` (424,051 arrangements,
-        "about 2.1e7") was enumerated for 42 s and 4.7 GB before the 40M limit stopped it."""
+        ``per_size`` (up to symmetry: 121 on ``6``, 164 on ``8``; 78 on ``6-2`` and 132.3 on
+        ``8-2``, whose 368,197,732 positions the enumeration's discovery counted on 2026-12-05: with
+        78 this said "about 2.2e8"; 133 now), so the estimate errs high on the presets. With the
+        earlier factor of 50, ``petals=10 per_size=1`` (424,051 arrangements, "about 2.1e7") was
+        enumerated for 42 s and 4.7 GB before the 40M limit stopped it."""
         boards = self.board_arrangements()
         per = 164 if self.variant.per_size == 1 else 133
         estimate = boards * per
