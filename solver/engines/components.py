@@ -24,7 +24,8 @@ to it: the values are the whole-graph engine's (``tests/test_components.py`` che
 games with cycles against the whole graph). Only one chunk's per-move arrays exist at a time.
 
 Games with secret choices (``sim_rows`` given) go the same way, each chunk through the
-secret-choice engine (:func:`~solver.engines.simultaneous.solve_simultaneous`), the finished
+secret-choice engine (:func:`~solver.engines.rounds.solve_rounds` where every cycle of the chunk
+passes a secret choice, else :func:`~solver.engines.simultaneous.solve_simultaneous`), the finished
 rows below it carrying their values as well as their probabilities (in recursive games the two
 can differ); the solution then also holds the iterated values, both players' mixes at every
 secret choice and the best moves. (Petal Battle gains nothing from the chunks: one component
@@ -37,14 +38,15 @@ reads the boundary from the finished tier files and writes the result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
-import numba
 import numpy as np
 
 from solver.core.arrays import CodedFloats, unique
 from solver.core.game import NodeKind
 from solver.engines.graph import Graph
+from solver.engines.scc import scc_order
 
 _TERMINAL = int(NodeKind.TERMINAL)
 _SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
@@ -106,112 +108,6 @@ class ComponentSolution:
         return self.p_win - self.p_loss if self.iterated is None else self.iterated
 
 
-@numba.njit(cache=True, nogil=True)
-def _tarjan(offsets: np.ndarray, child: np.ndarray, n: int, chunk: int
-            ) -> tuple[np.ndarray, np.ndarray, int, int]:  # pragma: no cover - numba
-    # 20 bytes a position while it runs, 4 after: ``index`` (-1 unvisited, DONE once its
-    # component is listed: then it is off the stack, which replaces an on-stack flag), ``low``,
-    # the call stack (node, next move), and one array holding the listed components from its
-    # front and Tarjan's stack from its back (together never more than n rows)
-    done = np.int32(2**31 - 1)
-    index = np.full(n, -1, np.int32)
-    low = np.empty(n, np.int32)
-    call_node = np.empty(n, np.int32)
-    call_edge = np.empty(n, np.int64)
-    order = np.empty(n, np.int32)
-    bounds = np.empty(n // chunk + 2, np.int64)  # every chunk but the last has >= chunk rows
-    bounds[0] = 0
-    nb = 1
-    top = n  # Tarjan's stack is order[top:n]
-    filled = 0
-    counter = 0
-    largest = 0
-    cyclic = 0
-    for root in range(n):
-        if index[root] != -1:
-            continue
-        index[root] = counter
-        low[root] = counter
-        counter += 1
-        top -= 1
-        order[top] = root
-        call_node[0] = root
-        call_edge[0] = offsets[root]
-        depth = 1
-        while depth > 0:
-            v = call_node[depth - 1]
-            e = call_edge[depth - 1]
-            if e < offsets[v + 1]:
-                call_edge[depth - 1] = e + 1
-                w = child[e]
-                if w < 0 or w >= n:
-                    continue  # outside: finished, no cycle through it
-                if index[w] == -1:
-                    index[w] = counter
-                    low[w] = counter
-                    counter += 1
-                    top -= 1
-                    order[top] = w
-                    call_node[depth] = w
-                    call_edge[depth] = offsets[w]
-                    depth += 1
-                elif index[w] < low[v]:  # on the stack (a listed row's index is DONE)
-                    low[v] = index[w]
-                continue
-            depth -= 1
-            if depth > 0:
-                u = call_node[depth - 1]
-                if low[v] < low[u]:
-                    low[u] = low[v]
-            if low[v] == index[v]:  # v's component: the stack down to v, listed in order
-                first = filled
-                while True:
-                    w = order[top]
-                    top += 1
-                    index[w] = done
-                    order[filled] = w
-                    filled += 1
-                    if w == v:
-                        break
-                size = filled - first
-                if size > largest:
-                    largest = size
-                if size > 1:
-                    cyclic += size
-                if filled - bounds[nb - 1] >= chunk:
-                    bounds[nb] = filled
-                    nb += 1
-    if bounds[nb - 1] < filled:
-        bounds[nb] = filled
-        nb += 1
-    return order, bounds[:nb].copy(), largest, cyclic
-
-
-def scc_order(offsets: np.ndarray, child: np.ndarray, n: int, chunk: int = 1
-              ) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """The strongly connected components of rows ``0..n-1``, children first (Tarjan's algorithm,
-    iterative). Moves to rows outside ``0..n-1`` (``child < 0`` or ``>= n``) are ignored.
-
-    Returns ``(order int32[n], bounds int64[k + 1], stats)``: ``order`` lists every row,
-    component after component, each component after every component its moves reach (a move
-    of a component leads into it, into one listed before it, or outside); ``bounds`` cut it
-    into chunks: ``order[bounds[i]:bounds[i + 1]]`` is whole components, as few as make at
-    least ``chunk`` rows (only the last chunk may have fewer); ``chunk=1``: one chunk per
-    component. ``stats``: ``largest_component`` and ``cyclic_positions`` (rows in components of
-    more than one row)."""
-    if chunk < 1:
-        raise ValueError(f"chunk must be at least 1, got {chunk}")
-    if n == 0:
-        return np.empty(0, np.int32), np.zeros(1, np.int64), {"largest_component": 0, "cyclic_positions": 0}
-    if n >= 2**31 - 1:
-        raise ValueError(f"{n:,} positions: more than int32 rows hold")
-    offsets = np.asarray(offsets)
-    if offsets.dtype not in (np.int32, np.int64):
-        offsets = offsets.astype(np.int64)
-    order, bounds, largest, cyclic = _tarjan(offsets, np.asarray(child), int(n), int(chunk))
-    return order, bounds, {"largest_component": int(largest), "cyclic_positions": int(cyclic)}
-
-
 def solve_chance(
     kind: np.ndarray,
     to_move: np.ndarray,
@@ -243,6 +139,7 @@ def solve_chance(
     :func:`~solver.engines.value_iteration.value_iteration`, per chunk. ``progress``: called as
     ``progress(chunks_done, chunks, sweeps_so_far)`` after each chunk.
     """
+    from solver.engines.rounds import rounds_order, solve_rounds
     from solver.engines.simultaneous import solve_simultaneous
     from solver.engines.value_iteration import value_iteration  # the engine each chunk goes through
 
@@ -326,8 +223,10 @@ def solve_chance(
         del sub_child, sub_probs, e_win, e_loss
         if secret:  # every chunk, as the whole-graph engine solves every component of such a game
             ends = np.concatenate([win[:m] - loss[:m], e_value])  # the chunk's own ends, then the finished
-            sol = solve_simultaneous(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss),
-                                     terminal_value=ends)
+            sweep_order = rounds_order(graph)  # every cycle through a secret choice: the compact engine
+            engine = solve_simultaneous if sweep_order is None else partial(solve_rounds, order=sweep_order)
+            sol = engine(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss), terminal_value=ends)
+            del sweep_order
             del ends
         else:
             sol = value_iteration(graph, tol=tol, max_sweeps=max_sweeps, terminal_probs=(win, loss))

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numba import njit
@@ -121,7 +122,9 @@ _TERMINAL = int(NodeKind.TERMINAL)
 
 
 @dataclass
-class _Counters:
+class Counters:
+    """Matrix games solved (and LP calls, seconds) by :class:`SimBlock` s, summed by the caller."""
+
     matrix_games: int = 0
     lp_solves: int = 0
     lp_calls: int = 0
@@ -131,8 +134,12 @@ class _Counters:
     plain_cycles: int = 0
 
 
-class _SimBlock:
-    """The simultaneous nodes of one set, grouped by matrix shape, with cached last matrices."""
+class SimBlock:
+    """Simultaneous nodes grouped by matrix shape, with their last matrices cached.
+
+    ``nodes``: rows of simultaneous nodes; ``offsets`` (``[n + 1]``), ``rows`` (player 0's
+    actions at each row) and ``deg`` (moves of each row) are the graph's. Only the nodes' own
+    moves are held (one ``int64`` each), so a block of a graph's few round starts is small."""
 
     def __init__(self, nodes: np.ndarray, offsets: np.ndarray, rows: np.ndarray, deg: np.ndarray) -> None:
         self.nodes = nodes
@@ -147,28 +154,33 @@ class _SimBlock:
             self.groups.append((pos, edges.reshape(len(pos), rr, cc), rr, cc))
         self.last: list[np.ndarray | None] = [None] * len(self.groups)
 
+    def matrices(self, g: int, value: np.ndarray, child: np.ndarray, to_move: np.ndarray) -> np.ndarray:
+        """``k x r x c``: the matrix games of group ``g`` (player 0's values of the children)."""
+        ch = child[self.groups[g][1]]
+        return value[ch] * np.where(to_move[ch] == 0, 1.0, -1.0)
+
     def solve(
         self,
         value: np.ndarray,
         child: np.ndarray,
-        p0sign: np.ndarray,
-        node_sign: np.ndarray,
-        counters: _Counters,
+        to_move: np.ndarray,
+        counters: Counters,
         *,
         skip: float | None = None,
         strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
-        scale: np.ndarray | None = None,
+        scale: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> np.ndarray:
-        """New values (own view) of the nodes; with ``skip``, nodes whose matrix moved by at most
-        ``skip`` since their last solve keep ``value``. Fills ``strategies`` when given.
-        ``scale`` (per edge) multiplies the matrix entries (the tie-break discount)."""
+        """New values (own view) of the nodes, each from its own side to move (``to_move``,
+        the graph's ``int8[n]``); with ``skip``, nodes whose matrix moved by at most ``skip``
+        since their last solve keep ``value``. Fills ``strategies`` when given. ``scale`` maps
+        an array of edges to factors that multiply those matrix entries (the tie-break
+        discount)."""
         out = value[self.nodes].copy()
         t0 = time.perf_counter()
         for g, (pos, edges, _, _) in enumerate(self.groups):
-            ch = child[edges]
-            a = value[ch] * p0sign[ch]
+            a = self.matrices(g, value, child, to_move)
             if scale is not None:
-                a = a * scale[edges]
+                a = a * scale(edges)
             todo = slice(None)
             if skip is not None and self.last[g] is not None:
                 moved = np.abs(a - self.last[g]).max(axis=(1, 2)) > skip
@@ -182,7 +194,7 @@ class _SimBlock:
                 else:
                     self.last[g][todo] = a[todo]
             rows = pos[todo]
-            out[rows] = batch.value * node_sign[self.nodes[rows]]
+            out[rows] = batch.value * np.where(to_move[self.nodes[rows]] == 0, 1.0, -1.0)
             counters.matrix_games += len(batch)
             counters.lp_solves += batch.lp_solves
             counters.lp_calls += batch.lp_calls
@@ -194,7 +206,7 @@ class _SimBlock:
         return out
 
 
-def _sim_arrays(graph: Graph, kind: np.ndarray, deg: np.ndarray) -> np.ndarray:
+def sim_matrix_rows(graph: Graph, kind: np.ndarray, deg: np.ndarray) -> np.ndarray:
     """``int64[n]`` rows of each simultaneous node's matrix, checked."""
     sim = kind == _SIMULTANEOUS
     if graph.sim_rows is None:
@@ -238,17 +250,16 @@ def simultaneous_node_values(
     kind = np.asarray(graph.kind, dtype=np.int64)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
     deg = np.diff(offsets)
-    rows = _sim_arrays(graph, kind, deg)
+    rows = sim_matrix_rows(graph, kind, deg)
     if nodes is None:
         nodes = np.flatnonzero(kind == _SIMULTANEOUS)
     nodes = np.asarray(nodes, dtype=np.int64)
     if np.any(kind[nodes] != _SIMULTANEOUS):
         raise ValueError("simultaneous_node_values: a given row is not a simultaneous node")
-    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    block = _SimBlock(nodes, offsets, rows, deg)
+    block = SimBlock(nodes, offsets, rows, deg)
     full = np.asarray(value, dtype=np.float64)
-    vals = block.solve(full, np.asarray(graph.child, dtype=np.int64), side, side, _Counters(),
+    vals = block.solve(full, np.asarray(graph.child, dtype=np.int64), np.asarray(graph.to_move), Counters(),
                        strategies=strategies)
     return vals, strategies
 
@@ -310,9 +321,8 @@ def solve_simultaneous(
     prep = prepare(graph, tiers)
     sys = prep.sys
     kind, offsets, child, deg, parent = prep.kind, prep.offsets, prep.child, prep.deg, prep.parent
-    rows = _sim_arrays(graph, kind, deg)
+    rows = sim_matrix_rows(graph, kind, deg)
     to_move = np.asarray(prep.to_move, dtype=np.int64)
-    side = np.where(to_move == 0, 1.0, -1.0)  # player 0's view of a value from the side to move
     schedule = build_schedule(sys, prep.tiers)
     loop_id = schedule.loop_id
     looping = (loop_id[parent] >= 0) & (loop_id[parent] == loop_id[child])
@@ -323,7 +333,7 @@ def solve_simultaneous(
     del ends
     weight = prep.sign * prep.prob
     lam = 1.0 - discount_gap
-    counters = _Counters()
+    counters = Counters()
     skip = tol / 10
 
     sweeps_total = 0
@@ -341,7 +351,7 @@ def solve_simultaneous(
         st["positions"] += len(layer.flat) + len(layer.loop)
         st["cyclic"] += len(layer.loop)
         if len(layer.flat):
-            _flat_layer(sys, layer.flat, value, weight, child, side, offsets, rows, deg, counters)
+            _flat_layer(sys, layer.flat, value, weight, child, to_move, offsets, rows, deg, counters)
         if len(layer.loop):
             nodes = layer.loop
             if not np.any(kind[nodes] == _SIMULTANEOUS):
@@ -350,7 +360,7 @@ def solve_simultaneous(
                 )
             else:
                 sw, res, ok, est = _shapley_loop(
-                    sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip,
+                    sys, nodes, value, weight, to_move, rows, counters, in_loop, tol, skip,
                     max_sweeps, progress, layer.tier, sweeps_total,
                 )
                 error_estimate = max(error_estimate, est)
@@ -372,15 +382,15 @@ def solve_simultaneous(
     del q
     sim_nodes = np.flatnonzero(kind == _SIMULTANEOUS)
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    final_block = _SimBlock(sim_nodes, offsets, rows, deg)
+    final_block = SimBlock(sim_nodes, offsets, rows, deg)
     if np.any(looping & (kind[parent] == _SIMULTANEOUS)):
-        final = final_block.solve(value, child, side, side, counters)
+        final = final_block.solve(value, child, to_move, counters)
         # the strategies: the same matrix games with the tie-break discount on moves that stay
         # in a loop (see _tie_break_scale). Exact for saddle points and 2 x 2 games; an LP may
         # not see a difference this small.
-        final_block.solve(value, child, side, side, counters, strategies=strategies, scale=scale)
+        final_block.solve(value, child, to_move, counters, strategies=strategies, scale=lambda e: scale[e])
     else:
-        final = final_block.solve(value, child, side, side, counters, strategies=strategies)
+        final = final_block.solve(value, child, to_move, counters, strategies=strategies)
     del scale, looping
 
     # certificate: Bellman equations of the stored values, simultaneous nodes re-solved by LP --
@@ -471,7 +481,7 @@ def _tie_break_scale(sys, parent: np.ndarray, looping: np.ndarray) -> np.ndarray
     return np.where(looping, 1.0 - g * (1.0 + dist[sys.child]), 1.0)
 
 
-def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, counters) -> None:
+def _flat_layer(sys, nodes, value, weight, child, to_move, offsets, rows, deg, counters) -> None:
     """An acyclic layer, exactly: children are final, so one pass (one batch of matrix games)."""
     kind = sys.kind
     sim = kind[nodes] == _SIMULTANEOUS
@@ -483,7 +493,7 @@ def _flat_layer(sys, nodes, value, weight, child, side, offsets, rows, deg, coun
                                 np.full(m, -np.inf))
     if sim.any():
         sn = nodes[sim]
-        value[sn] = _SimBlock(sn, offsets, rows, deg).solve(value, child, side, side, counters)
+        value[sn] = SimBlock(sn, offsets, rows, deg).solve(value, child, to_move, counters)
 
 
 def _plain_block(sys, bn: np.ndarray, in_loop: np.ndarray, value: np.ndarray, weight: np.ndarray) -> tuple:
@@ -691,7 +701,7 @@ def _plain_heights(offsets, child, plain, local):  # pragma: no cover - compiled
 
 
 def _shapley_loop(
-    sys, nodes, value, weight, side, rows, counters, in_loop, tol, skip, max_sweeps, progress,
+    sys, nodes, value, weight, to_move, rows, counters, in_loop, tol, skip, max_sweeps, progress,
     tier, sweeps_before,
 ) -> tuple[int, float, bool, float]:
     """Shapley value iteration (undiscounted, Gauss-Seidel) on a cyclic set that holds
@@ -727,7 +737,7 @@ def _shapley_loop(
         blocks = []
     else:
         blocks = [_plain_block(sys, bn, in_loop, value, weight) for bn in groups if len(bn)]
-    sim_block = _SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
+    sim_block = SimBlock(nodes[sim], sys.offsets, rows, sys.deg)
 
     def sweep() -> float:
         res = 0.0
@@ -740,7 +750,7 @@ def _shapley_loop(
                 res = max(res, float(np.abs(new - value[bn]).max()))
                 value[bn] = new
         sn = sim_block.nodes
-        new = sim_block.solve(value, child, side, side, counters, skip=skip)
+        new = sim_block.solve(value, child, to_move, counters, skip=skip)
         res = max(res, float(np.abs(new - value[sn]).max()))
         value[sn] = new
         return res

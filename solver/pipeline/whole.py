@@ -260,6 +260,7 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         return _solve_setups(game, graph)
     if not simultaneous.any():
         return _solve_chance(graph, step, progress, tol, max_sweeps)
+    from solver.engines.rounds import rounds_order, solve_rounds
     from solver.engines.value_iteration import value_iteration
 
     # secret choices: value iteration with a matrix game at each simultaneous node
@@ -271,8 +272,15 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         def on_sweeps(stage: str, tier: int, done: int, residual: float) -> None:
             sweeps.update(done, note=f"{stage}, tier {tier}, residual {residual:.1e}")
 
-        sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
-                              progress=on_sweeps if progress else None)
+        # every cycle through a round start (Petal Battle): the compact round-level engine
+        order = rounds_order(graph) if tiers is None else None
+        if order is not None:
+            sol = solve_rounds(graph, tol=tol, max_sweeps=max_sweeps, order=order,
+                               progress=on_sweeps if progress else None)
+        else:
+            sol = value_iteration(graph, tiers=tiers, tol=tol, max_sweeps=max_sweeps,
+                                  progress=on_sweeps if progress else None)
+        del order
     cols: dict[str, Any] = {"value": sol.value, "p_win": sol.p_win, "p_loss": sol.p_loss}
     strategies = getattr(sol, "strategies", None) or {}
     extra: dict[str, Any] = {}
@@ -281,6 +289,9 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
         if k in sol.stats:
             extra[f"simultaneous_{k}"] = sol.stats[k]
     extra["simultaneous_nodes"] = int(simultaneous.sum())
+    # which engine: "rounds" (every cycle passes a round start; solver.engines.rounds) or
+    # "components" (the general engine, solver.engines.simultaneous)
+    extra["simultaneous_engine"] = str(sol.stats.get("engine", "components"))
     extra["max_sweeps"] = int(max_sweeps)
     if graph.payoff is not None:
         extra["payoffs"] = "real"
