@@ -383,6 +383,27 @@ def _check_edges(edges: pl.DataFrame, n: int, path: Path, expected: int | None) 
                              fix="solve again with --force")
 
 
+def mix_column(n: int, mixes: dict[int, np.ndarray]) -> pa.ListArray:
+    """A table column of mixed strategies: the mix at each simultaneous row, null elsewhere.
+
+    An Arrow list array built from flat arrays (offsets, the mixes' probabilities, a null mask):
+    about 5 bytes a row beside the mixes, where a Python list of ``n`` entries and the frame
+    polars built from it took tens (Petal Battle 6-2's table assembly was the solve's peak)."""
+    rows = np.fromiter(mixes.keys(), dtype=np.int64, count=len(mixes))
+    order = np.argsort(rows)
+    rows = rows[order]
+    parts = [np.asarray(m, dtype=np.float64) for m in mixes.values()]
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[rows] = np.array([len(parts[i]) for i in order.tolist()], dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int32 if lengths.sum() < 2**31 else np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.concatenate([parts[i] for i in order.tolist()]) if len(parts) else np.empty(0)
+    null = np.ones(n, dtype=bool)
+    null[rows] = False
+    make = pa.ListArray if offsets.dtype == np.int32 else pa.LargeListArray
+    return make.from_arrays(pa.array(offsets), pa.array(values), mask=pa.array(null))
+
+
 #: rows per row group of a table written in slices (:func:`positions_frames`)
 ROW_GROUP = 1 << 20
 
@@ -434,7 +455,8 @@ def positions_frame(keys: np.ndarray, player: np.ndarray, kind: np.ndarray, ply:
     }
     for name, arr in cols.items():
         if name.startswith(("strategy_", "proof_mix_")):  # mixes at simultaneous rows, null elsewhere
-            data[name] = pl.Series(name, arr, dtype=pl.List(pl.Float64))
+            data[name] = (pl.Series(name, arr).cast(pl.List(pl.Float64)) if isinstance(arr, pa.Array)
+                          else pl.Series(name, arr, dtype=pl.List(pl.Float64)))  # (mix_column, or a list)
             continue
         if name == "proof_move":
             data[name] = pl.Series(name, np.asarray(arr, dtype=np.int32), dtype=pl.Int32)

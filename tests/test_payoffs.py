@@ -46,8 +46,8 @@ def test_a_matrix_game_with_payoffs_ends_a_game() -> None:
     assert cols["value_hi"][row] - cols["value_lo"][row] <= 4e-9 and meta["certified"]
     assert np.isnan(cols["p_win"][row])  # no win probability for payoffs
     # the proving mixes, by hand: x = (3/5, 2/5), y = (1/2, 1/2)
-    assert np.allclose(cols["proof_mix_1"][row], [0.6, 0.4], atol=1e-6)
-    assert np.allclose(cols["proof_mix_2"][row], [0.5, 0.5], atol=1e-6)
+    assert np.allclose(cols["proof_mix_1"][row].as_py(), [0.6, 0.4], atol=1e-6)  # (Arrow list columns)
+    assert np.allclose(cols["proof_mix_2"][row].as_py(), [0.5, 0.5], atol=1e-6)
 
 
 def test_a_dice_game_scored_by_points() -> None:

@@ -136,3 +136,23 @@ def test_arrow_tables_of_positions_equal_the_polars_frames():
     for x, y in zip(a, b):
         assert x.schema == y.schema and x.equals(y)
     assert b[0].column("p_win").null_count == len(range(0, 300, 7))
+
+
+def test_mix_columns_are_lists_at_their_rows_and_null_elsewhere(tmp_path) -> None:
+    import numpy as np
+
+    from solver.tables import mix_column, positions_frame
+
+    mixes = {5: np.array([0.25, 0.75]), 1: np.array([1.0]), 7: np.array([0.2, 0.3, 0.5])}
+    n = 9
+    column = mix_column(n, mixes)
+    expected = [mixes[i].tolist() if i in mixes else None for i in range(n)]
+    assert column.to_pylist() == expected
+    keys = np.arange(n, dtype=np.uint64)
+    small = np.zeros(n, dtype=np.int64)
+    frame = positions_frame(keys, small, small, small, small, {"strategy_1": column})
+    assert frame["strategy_1"].dtype == pl.List(pl.Float64)
+    assert frame["strategy_1"].to_list() == expected
+    assert frame.equals(positions_frame(keys, small, small, small, small, {"strategy_1": expected}))
+    assert mix_column(3, {}).to_pylist() == [None, None, None]
+    assert mix_column(4, mixes={2: np.array([0.5, 0.5])})[1:3].to_pylist() == [None, [0.5, 0.5]]

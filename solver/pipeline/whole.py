@@ -27,7 +27,7 @@ from solver.engines.enumerate import Graph, enumerate_positions
 from solver.errors import ProtocolError, TooBigError
 from solver.faults import fault_point
 from solver.pipeline.setups import setup_multiplicities, setups_frame
-from solver.tables import EDGES, POSITIONS, positions_frame, write_variant
+from solver.tables import EDGES, POSITIONS, mix_column, positions_frame, write_variant
 
 SETUPS = "setups.parquet"
 
@@ -322,19 +322,11 @@ def _solve_graph(game: Game, graph: Graph, step: Task, progress: bool | str, tol
     # the same expected result from Player 1's point of view (two players, zero-sum)
     cols["value_player1"] = np.where(np.asarray(graph.to_move) == 0, value, -value)
     for p in range(game.num_players):
-        cols[f"strategy_{p + 1}"] = _mix_column(graph.n, {row: mixes[p] for row, mixes in strategies.items()})
+        cols[f"strategy_{p + 1}"] = mix_column(graph.n, {row: mixes[p] for row, mixes in strategies.items()})
     cols.update(proof)
     return cols, {**extra, "solver": "value_iteration+matrix games (LP)", "solution": "stochastic",
                   "sweeps": int(sol.sweeps), "residual": float(sol.residual), "tolerance": tol,
                   "converged": bool(sol.converged), "certified": certified}, None
-
-
-def _mix_column(n: int, mixes: dict[int, np.ndarray]) -> list[list[float] | None]:
-    """A table column of mixed strategies: the mix at each simultaneous row, null elsewhere."""
-    column: list[list[float] | None] = [None] * n
-    for row, mix in mixes.items():
-        column[int(row)] = [float(x) for x in mix]
-    return column
 
 
 def _prove(graph: Graph, sol, strategies, extra: dict[str, Any], step: Task, progress: bool | str,
@@ -362,7 +354,7 @@ def _prove(graph: Graph, sol, strategies, extra: dict[str, Any], step: Task, pro
     cols: dict[str, Any] = {"value_lo": b.lo, "value_hi": b.hi}
     value = np.clip(sol.value, b.lo, b.hi)
     extra["iterate_outside_bounds"] = int(np.count_nonzero(np.abs(value - sol.value) > 1e-9))
-    cols["proof_mix_1"], cols["proof_mix_2"] = _mix_column(graph.n, b.lower), _mix_column(graph.n, b.upper)
+    cols["proof_mix_1"], cols["proof_mix_2"] = mix_column(graph.n, b.lower), mix_column(graph.n, b.upper)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
     to_move = np.asarray(graph.to_move)
     moves = np.where(to_move == 0, b.lower_moves, b.upper_moves)
@@ -514,7 +506,8 @@ def positions_frame_of(graph: Graph, cols: dict[str, np.ndarray]) -> pl.DataFram
 def edges_frame(graph: Graph) -> pl.DataFrame:
     """The edges table (row indices of each move) of a whole graph."""
     data: dict[str, Any] = {
-        "src": pl.Series(graph.parent_of_edge().astype(np.uint32), dtype=pl.UInt32),
+        # (built as uint32 straight away: the int64 parents were 8 bytes a move more at the peak)
+        "src": pl.Series(np.repeat(np.arange(graph.n, dtype=np.uint32), np.diff(graph.offsets)), dtype=pl.UInt32),
         "dst": pl.Series(graph.child.astype(np.uint32), dtype=pl.UInt32),
     }
     if graph.probs is not None:
