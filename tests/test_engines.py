@@ -249,6 +249,7 @@ def test_expanding_twice_gives_the_same_graph(monkeypatch, label, game, chunk, w
         if a is not None:
             assert a.dtype == b.dtype and np.array_equal(a, b), name
     assert twice.root == kept.root
+    assert kept.child.dtype == np.int32  # rows fit int32: 4 bytes a move (every engine reads it)
 
 
 def test_expanding_twice_reports_progress_and_refuses_an_expansion_that_changes(monkeypatch):

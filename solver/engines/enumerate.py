@@ -283,7 +283,9 @@ class _Assembly:
 
     def __init__(self, keys: np.ndarray, find: SortedLookup, offsets: np.ndarray) -> None:
         self.keys, self.find, self.offsets = keys, find, offsets
-        self.child = np.empty(int(offsets[-1]), dtype=np.int64)  # every move is placed once
+        # every move is placed once; rows as int32 while they fit (4 bytes a move, not 8: the
+        # graph's largest array; every engine reads either width)
+        self.child = np.empty(int(offsets[-1]), dtype=np.int32 if len(keys) < 2**31 - 1 else np.int64)
         # the per-row arrays take the dtypes of the game's first expansion (as a concatenation would)
         self.kind = self.to_move = self.result = self.margin = None  # type: ignore[assignment]
         self.probs: np.ndarray | None = None

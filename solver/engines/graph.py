@@ -24,7 +24,8 @@ class Graph:
     * ``keys``: ``uint64[n]`` sorted position keys (canonical keys when ``symmetry``).
     * ``kind``: ``int8[n]`` :class:`NodeKind`; ``to_move``: ``int8[n]`` player.
     * ``ply``: ``uint16[n]`` breadth-first depth (fewest moves from the start).
-    * ``offsets``: ``int64[n + 1]``, ``child``: ``int64[E]`` rows of each position's children.
+    * ``offsets``: ``int64[n + 1]``, ``child``: ``int32[E]`` rows of each position's children
+      (``int64`` from 2**31 - 1 positions on; engines read either).
     * ``probs``: ``float64[E]`` chance probabilities (1.0 elsewhere) or ``None``.
     * ``result``/``margin``: terminal result and score margin for ``to_move`` (see Expansion).
     * ``root``: row of the start position.
