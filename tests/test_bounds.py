@@ -379,3 +379,30 @@ def test_real_payoffs_at_the_ends_of_a_matrix_game() -> None:
     assert b.lo[row] <= 1.0 <= b.hi[row] and b.hi[row] - b.lo[row] <= BOUND_TOL and b.certified
     # the optimal mixes, by hand: x = (3/5, 2/5), y = (1/2, 1/2)
     assert np.allclose(b.lower[row], [0.6, 0.4], atol=1e-9) and np.allclose(b.upper[row], [0.5, 0.5], atol=1e-9)
+
+
+def reference_switches(reply: Reply, v: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Policy improvement's switches the readable way (what best_reply computed before the kernel)."""
+    from solver.engines.stochastic import edge_max
+
+    parent = reply.parent()
+    gain, mag = bounds_module._gains(reply, v, parent)
+    better = (gain > eps * mag) & reply.free[parent]
+    if not better.any():
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    best = edge_max(np.where(better, gain, -np.inf), reply.offsets, np.diff(reply.offsets))
+    e = np.flatnonzero(better & (gain >= best[parent]))
+    first = e[np.r_[True, parent[e][1:] != parent[e][:-1]]]
+    return parent[first], first
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 12), st.sampled_from([0.0, 1e-12, 0.3]))
+def test_compiled_switches_equal_the_readable_gains(seed: int, size: int, eps: float) -> None:
+    rng = random.Random(seed)
+    reply = (looping_reply if seed % 2 else random_reply)(rng, size)
+    # values with ties (a switch must gain strictly) and with differences of every size
+    v = np.array([rng.choice([0.0, 0.5, -0.25, rng.uniform(-1, 1)]) for _ in range(reply.size)])
+    rows, edges = bounds_module.switches(reply, v, eps)
+    want_rows, want_edges = reference_switches(reply, v, eps)
+    assert np.array_equal(rows, want_rows) and np.array_equal(edges, want_edges)
