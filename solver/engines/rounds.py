@@ -45,7 +45,7 @@ from solver.engines.simultaneous import (
     SimBlock,
     sim_matrix_rows,
 )
-from solver.engines.stochastic import Progress, StochasticSolution, terminal_ends, validate_tol
+from solver.engines.stochastic import Progress, StochasticSolution, checked_moves, terminal_ends, validate_tol
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -118,20 +118,8 @@ def solve_rounds(
     asked_tol, tol = tol, max(tol, TOL_FLOOR)
     t_start = time.perf_counter()
     n = graph.n
-    kind = np.asarray(graph.kind, dtype=np.int8)
+    kind, offsets, child, deg = checked_moves(graph)
     to_move = np.asarray(graph.to_move, dtype=np.int8)
-    offsets = _offsets(graph)
-    child = np.asarray(graph.child)
-    if child.dtype not in (np.int32, np.int64):
-        child = child.astype(np.int64)
-    deg = np.diff(offsets)
-    inner = kind != _TERMINAL
-    if np.any(deg[inner] == 0):
-        bad = int(np.flatnonzero(inner & (deg == 0))[0])
-        raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
-    if np.any(deg[~inner] != 0):
-        raise ValueError("a terminal position has moves")
-    del inner
     rows = sim_matrix_rows(graph, kind, deg)
     if order is None:
         order = plain_order(graph)
@@ -224,11 +212,7 @@ def solve_rounds(
         "residual": residual,
         "plain_cycles": 0,
         "certificate_threshold": CERTIFICATE_THRESHOLD,
-        "lp_solves": counters.lp_solves,
-        "lp_calls": counters.lp_calls,
-        "lp_seconds": counters.lp_seconds,
-        "matrix_games": counters.matrix_games,
-        "matrix_game_seconds": counters.matrix_seconds,
+        **counters.stats(),
         "simultaneous_nodes": len(sim_nodes),
         "policy_sweeps": pol_sweeps,
         "policy_exact": exact is not None,
@@ -270,14 +254,21 @@ _D, _C, _T = _DECISION, _CHANCE, _TERMINAL  # (module constants: compiled into t
 
 
 @njit(cache=True, nogil=True)
+def _grown(a, used):  # pragma: no cover - compiled
+    """A copy of ``a`` twice as long, its first ``used`` entries kept (a stack or list that is full)."""
+    out = np.empty(2 * len(a), a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _plain_post_order(kind, offsets, child, order):  # pragma: no cover - compiled
     """Fills ``order`` with the depth-first post-order of the decision and chance nodes over
     the moves among them; False when they hold a cycle (a move back to a node on the path)."""
     n = len(kind)
     state = np.zeros(n, np.uint8)  # 0 new, 1 on the path, 2 done
-    cap = 1024
-    stack_node = np.empty(cap, np.int64)
-    stack_edge = np.empty(cap, np.int64)
+    stack_node = np.empty(1024, np.int64)
+    stack_edge = np.empty(1024, np.int64)
     filled = 0
     for root in range(n):
         if state[root] != 0 or not (kind[root] == _D or kind[root] == _C):
@@ -297,14 +288,9 @@ def _plain_post_order(kind, offsets, child, order):  # pragma: no cover - compil
                 if state[w] == 1:
                     return False
                 if state[w] == 0:
-                    if depth == cap:
-                        cap *= 2
-                        grown = np.empty(cap, np.int64)
-                        grown[:depth] = stack_node[:depth]
-                        stack_node = grown
-                        grown = np.empty(cap, np.int64)
-                        grown[:depth] = stack_edge[:depth]
-                        stack_edge = grown
+                    if depth == len(stack_node):
+                        stack_node = _grown(stack_node, depth)
+                        stack_edge = _grown(stack_edge, depth)
                     state[w] = 1
                     stack_node[depth] = w
                     stack_edge[depth] = offsets[w]
@@ -558,10 +544,9 @@ def _walk_rounds(nodes, local, first, flat, kind, to_move, offsets, child, prob,
     vals = np.empty(cap)
     swap = np.empty(cap, np.bool_)
     filled = 0
-    scap = 64
-    st_node = np.empty(scap, np.int64)
-    st_mass = np.empty(scap)
-    st_flip = np.empty(scap, np.bool_)
+    st_node = np.empty(64, np.int64)
+    st_mass = np.empty(64)
+    st_flip = np.empty(64, np.bool_)
     steps = 0
     for a in range(k):
         s = nodes[a]
@@ -601,37 +586,21 @@ def _walk_rounds(nodes, local, first, flat, kind, to_move, offsets, child, prob,
                         q = m if kv == _D else m * (prob[e] if has_prob else 1.0)
                         if q <= 0.0:
                             continue
-                        if depth == scap:
-                            scap *= 2
-                            g1 = np.empty(scap, np.int64)
-                            g1[:depth] = st_node[:depth]
-                            st_node = g1
-                            g2 = np.empty(scap)
-                            g2[:depth] = st_mass[:depth]
-                            st_mass = g2
-                            g3 = np.empty(scap, np.bool_)
-                            g3[:depth] = st_flip[:depth]
-                            st_flip = g3
+                        if depth == len(st_node):
+                            st_node = _grown(st_node, depth)
+                            st_mass = _grown(st_mass, depth)
+                            st_flip = _grown(st_flip, depth)
                         c = child[e]
                         st_node[depth] = c
                         st_mass[depth] = q
                         st_flip[depth] = f != (to_move[c] != to_move[v])
                         depth += 1
                 else:  # the next round start
-                    if filled == cap:
-                        cap *= 2
-                        r2 = np.empty(cap, np.int64)
-                        r2[:filled] = rows[:filled]
-                        rows = r2
-                        c2 = np.empty(cap, np.int64)
-                        c2[:filled] = cols[:filled]
-                        cols = c2
-                        v2 = np.empty(cap)
-                        v2[:filled] = vals[:filled]
-                        vals = v2
-                        w2 = np.empty(cap, np.bool_)
-                        w2[:filled] = swap[:filled]
-                        swap = w2
+                    if filled == len(rows):
+                        rows = _grown(rows, filled)
+                        cols = _grown(cols, filled)
+                        vals = _grown(vals, filled)
+                        swap = _grown(swap, filled)
                     rows[filled] = a
                     cols[filled] = local[v]
                     vals[filled] = m

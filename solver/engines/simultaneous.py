@@ -133,6 +133,11 @@ class Counters:
     #: cyclic sets with simultaneous nodes whose other nodes also form cycles among themselves
     plain_cycles: int = 0
 
+    def stats(self) -> dict[str, float]:
+        """The counts as the engines' ``stats`` entries."""
+        return {"lp_solves": self.lp_solves, "lp_calls": self.lp_calls, "lp_seconds": self.lp_seconds,
+                "matrix_games": self.matrix_games, "matrix_game_seconds": self.matrix_seconds}
+
 
 class SimBlock:
     """Simultaneous nodes grouped by matrix shape, with their last matrices cached.
@@ -442,11 +447,7 @@ def solve_simultaneous(
         "residual": residual,
         "plain_cycles": counters.plain_cycles,
         "certificate_threshold": CERTIFICATE_THRESHOLD,
-        "lp_solves": counters.lp_solves,
-        "lp_calls": counters.lp_calls,
-        "lp_seconds": counters.lp_seconds,
-        "matrix_games": counters.matrix_games,
-        "matrix_game_seconds": counters.matrix_seconds,
+        **counters.stats(),
         "simultaneous_nodes": len(sim_nodes),
         "policy_sweeps": pol_sweeps,
         "policy_residual": pol_res,

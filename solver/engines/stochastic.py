@@ -144,13 +144,10 @@ class Prepared:
         return np.where(self.same, 1.0, -1.0)
 
 
-def prepare(graph: Graph, tiers: np.ndarray | None) -> Prepared:
-    """Check the graph (moves, probabilities, tiers) and derive the per-edge arrays."""
-    n = graph.n
-    # Memory: node kinds and sides to move stay int8 (the graph's own arrays, not int64 copies),
-    # the children keep the graph's integer type (int32 from the tiered dice solver) and the
-    # parents are int32 while the rows fit. They are only compared and used as indices, so the
-    # results are those of int64 arrays.
+def checked_moves(graph: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(kind int8[n], offsets int64[n + 1], child, deg int64[n])`` of a graph whose every
+    non-terminal position has a move and no terminal one has (a clear error otherwise); the
+    children keep the graph's integer type (int32 or int64)."""
     kind = np.asarray(graph.kind, dtype=np.int8)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
     child = np.asarray(graph.child)
@@ -163,6 +160,17 @@ def prepare(graph: Graph, tiers: np.ndarray | None) -> Prepared:
         raise ValueError(f"position {int(graph.keys[bad])} is not terminal but has no moves")
     if np.any(deg[~inner] != 0):
         raise ValueError("a terminal position has moves")
+    return kind, offsets, child, deg
+
+
+def prepare(graph: Graph, tiers: np.ndarray | None) -> Prepared:
+    """Check the graph (moves, probabilities, tiers) and derive the per-edge arrays."""
+    n = graph.n
+    # Memory: node kinds and sides to move stay int8 (the graph's own arrays, not int64 copies),
+    # the children keep the graph's integer type (int32 from the tiered dice solver) and the
+    # parents are int32 while the rows fit. They are only compared and used as indices, so the
+    # results are those of int64 arrays.
+    kind, offsets, child, deg = checked_moves(graph)
     parent = np.repeat(np.arange(n, dtype=index_dtype(n)), deg)
     to_move = np.asarray(graph.to_move)
     same = to_move[child] == to_move[parent]
