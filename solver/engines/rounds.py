@@ -175,7 +175,7 @@ def solve_rounds(
     del comp, cyclic, dist
 
     # certificate: every Bellman equation of the stored values, matrix games re-solved ---------
-    residual = _plain_residual(order, kind, to_move, offsets, child, prob, has_prob, value)
+    residual = _sweep(order, kind, to_move, offsets, child, prob, has_prob, value, False)
     if len(sim_nodes):
         residual = max(residual, float(np.abs(final - value[sim_nodes]).max()))
     certified = residual <= CERTIFICATE_THRESHOLD
@@ -323,9 +323,10 @@ def _node_value(i, kind, to_move, offsets, child, prob, has_prob, value):  # pra
 
 
 @njit(cache=True, nogil=True)
-def _sweep(order, kind, to_move, offsets, child, prob, has_prob, value):  # pragma: no cover - compiled
+def _sweep(order, kind, to_move, offsets, child, prob, has_prob, value, write=True):  # pragma: no cover - compiled
     """Backward induction over the decision and chance nodes (children first), in place;
-    returns the largest change."""
+    returns the largest change. ``write`` False: the values are left as they are, and the
+    result is the largest violation of a node's equation by them (the certificate)."""
     res = 0.0
     for a in range(len(order)):
         i = order[a]
@@ -333,19 +334,8 @@ def _sweep(order, kind, to_move, offsets, child, prob, has_prob, value):  # prag
         d = abs(new - value[i])
         if d > res:
             res = d
-        value[i] = new
-    return res
-
-
-@njit(cache=True, nogil=True)
-def _plain_residual(order, kind, to_move, offsets, child, prob, has_prob, value):  # pragma: no cover - compiled
-    """The largest violation of a decision or chance node's equation by ``value``."""
-    res = 0.0
-    for a in range(len(order)):
-        i = order[a]
-        d = abs(_node_value(i, kind, to_move, offsets, child, prob, has_prob, value) - value[i])
-        if d > res:
-            res = d
+        if write:
+            value[i] = new
     return res
 
 
