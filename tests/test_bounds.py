@@ -406,3 +406,19 @@ def test_compiled_switches_equal_the_readable_gains(seed: int, size: int, eps: f
     rows, edges = bounds_module.switches(reply, v, eps)
     want_rows, want_edges = reference_switches(reply, v, eps)
     assert np.array_equal(rows, want_rows) and np.array_equal(edges, want_edges)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 12))
+def test_compiled_policy_evaluation_equals_the_readable_one(seed: int, size: int) -> None:
+    rng = random.Random(seed)
+    reply = (looping_reply if seed % 2 else random_reply)(rng, size)
+    deg = np.diff(reply.offsets)
+    pick = np.full(reply.size, -1, dtype=np.int64)
+    for r in np.flatnonzero(reply.free & (deg > 0)).tolist():
+        pick[r] = reply.offsets[r] + rng.randrange(int(deg[r]))
+    got = bounds_module._evaluate(reply, pick)
+    want = bounds_module._evaluate_readable(reply, pick, reply.parent())
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert np.array_equal(got, want)  # the same system, entry for entry: the same solve

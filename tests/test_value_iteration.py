@@ -348,3 +348,30 @@ def test_more_components_than_int32_pairs_hold() -> None:
     sol = value_iteration(g)
     assert sol.sweeps == 0 and sol.converged
     assert np.allclose(sol.value, want, atol=1e-12)
+
+
+def reaching_by_levels(m: int, src: np.ndarray, dst: np.ndarray, sources: np.ndarray) -> np.ndarray:
+    """The nodes that reach a source, found level by level in numpy (the engines' earlier code)."""
+    reach = np.zeros(m, dtype=bool)
+    frontier = np.unique(sources)
+    reach[frontier] = True
+    while len(frontier):
+        p = np.unique(src[np.isin(dst, frontier)])
+        p = p[~reach[p]]
+        reach[p] = True
+        frontier = p
+    return reach
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_compiled_reaching_equals_a_search_by_levels(seed: int) -> None:
+    from solver.engines.stochastic import reaching
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 60))
+    e = int(rng.integers(0, 3 * m))
+    src = rng.integers(0, m, e).astype(np.int32 if seed % 2 else np.int64)
+    dst = rng.integers(0, m, e).astype(src.dtype)
+    sources = rng.integers(0, m, int(rng.integers(0, 4)))
+    got = reaching(m, src, dst, sources)
+    assert got.dtype == bool and np.array_equal(got, reaching_by_levels(m, src, dst, sources))

@@ -302,9 +302,72 @@ def exact_chance_probabilities(graph: Graph) -> dict[int, Fraction] | None:
     return out
 
 
-def _evaluate(reply: Reply, pick: np.ndarray, parent: np.ndarray) -> np.ndarray | None:
+def _evaluate(reply: Reply, pick: np.ndarray) -> np.ndarray | None:
     """The replier's value of every row under the choices ``pick`` (an edge per free row),
-    exactly: a sparse direct solve; rows that never reach a terminal get 0 (endless play)."""
+    exactly: a sparse direct solve; rows that never reach a terminal get 0 (endless play).
+    The system's entries come from one compiled pass (:func:`_policy_system`), with no array
+    per move of the problem (:func:`_evaluate_readable` built six)."""
+    size = reply.size
+    child = reply.child if reply.child.dtype in (np.int32, np.int64) else reply.child.astype(np.int64)
+    src, dst, p, b, ends, moves = _policy_system(np.asarray(reply.offsets, dtype=np.int64), child,
+                                                 np.asarray(reply.prob, dtype=np.float64), reply.free,
+                                                 reply.terminal, np.asarray(reply.payoff, dtype=np.float64),
+                                                 np.asarray(pick, dtype=np.int64))
+    keep = reaching(size, src, dst, np.flatnonzero(ends))
+    del ends
+    x = linear_solve(size, [src, dst, p, b], keep, moves <= 1)
+    if x is None:
+        return None
+    x[reply.terminal] = reply.payoff[reply.terminal]
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _policy_system(offsets, child, prob, free, terminal, payoff, pick):  # pragma: no cover - compiled
+    """Under ``pick``, the moves to rows that are not terminal (``src``, ``dst``, ``p``), what
+    the moves to terminal rows pay (``b``, summed in move order), which rows have such a move
+    (``ends``) and how many moves each row plays (``moves``)."""
+    size = len(free)
+    count = 0
+    for r in range(size):
+        lo, hi = offsets[r], offsets[r + 1]
+        if free[r]:
+            lo, hi = pick[r], pick[r] + 1
+            if pick[r] < 0:
+                continue
+        for e in range(lo, hi):
+            if not terminal[child[e]]:
+                count += 1
+    src = np.empty(count, np.int64)
+    dst = np.empty(count, np.int64)
+    p = np.empty(count)
+    b = np.zeros(size)
+    ends = np.zeros(size, np.bool_)
+    moves = np.zeros(size, np.int64)
+    k = 0
+    for r in range(size):
+        lo, hi = offsets[r], offsets[r + 1]
+        if free[r]:
+            lo, hi = pick[r], pick[r] + 1
+            if pick[r] < 0:
+                continue
+        for e in range(lo, hi):
+            c = child[e]
+            moves[r] += 1
+            if terminal[c]:
+                b[r] += prob[e] * payoff[c]
+                ends[r] = True
+            else:
+                src[k] = r
+                dst[k] = c
+                p[k] = prob[e]
+                k += 1
+    return src, dst, p, b, ends, moves
+
+
+def _evaluate_readable(reply: Reply, pick: np.ndarray, parent: np.ndarray) -> np.ndarray | None:
+    """:func:`_evaluate` with numpy's per-edge arrays: the readable reference the test proves
+    the compiled system equal to."""
     size = reply.size
     used = ~reply.free[parent]
     used[pick[reply.free]] = True
@@ -493,7 +556,6 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
     iterations ran out.
     """
     size = reply.size
-    parent = reply.parent()
     offsets = reply.offsets
     deg = np.diff(offsets)
     free_rows = np.flatnonzero(reply.free & (deg > 0))
@@ -503,7 +565,7 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
         pick = np.full(size, -1, dtype=np.int64)
         pick[free_rows] = offsets[free_rows]
     pick = pick.copy()
-    v = _evaluate(reply, pick, parent)
+    v = _evaluate(reply, pick)
     if v is None:
         return np.zeros(size), pick, False, 1
     for it in range(2, max_iterations + 1):
@@ -513,7 +575,7 @@ def best_reply(reply: Reply, pick: np.ndarray | None = None, *, eps: float = SWI
         if len(first):
             trial = pick.copy()
             trial[rows] = first
-            w = _evaluate(reply, trial, parent)
+            w = _evaluate(reply, trial)
             if w is None:
                 return v, pick, False, it
             # a switch that raises no value by more than rounding was rounding: stop there
