@@ -200,12 +200,12 @@ def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: 
     ``floor``: mixes drop probabilities below it (:func:`_clean`).
     """
     n = graph.n
-    kind = np.asarray(graph.kind, dtype=np.int64)
-    to_move = np.asarray(graph.to_move, dtype=np.int64)
+    # (the graph's own int8 kinds and sides and its int32 children: only compared and indexed)
+    kind = np.asarray(graph.kind, dtype=np.int8)
+    to_move = np.asarray(graph.to_move, dtype=np.int8)
     offsets = np.asarray(graph.offsets, dtype=np.int64)
-    child = np.asarray(graph.child, dtype=np.int64)
+    child = np.asarray(graph.child)
     deg = np.diff(offsets)
-    probs = (np.asarray(graph.probs, dtype=np.float64) if graph.probs is not None else np.ones(len(child)))
     choice = np.asarray(choice, dtype=np.int64)
     replier = 1 - fixed
     sign = 1.0 if replier == 0 else -1.0  # the replier's view of player 0's payoff
@@ -247,7 +247,9 @@ def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: 
     head_child = out_child[: out_off[n]]
     head_prob = out_prob[: out_off[n]]
     head_child[dst] = child[src]
-    head_prob[dst] = np.where(kind[np.repeat(np.arange(n), deg)] == _CHANCE, probs, 1.0)[src]
+    if graph.probs is not None:  # (else every copied move has probability 1, as out_prob holds)
+        probs = np.asarray(graph.probs, dtype=np.float64)
+        head_prob[dst] = np.where(kind[np.repeat(np.arange(n), deg)] == _CHANCE, probs, 1.0)[src]
     head_child[out_off[:n][own]] = child[choice[own]]
     next_row = n
     for s in sim.tolist():

@@ -264,7 +264,7 @@ def simultaneous_node_values(
     strategies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     block = SimBlock(nodes, offsets, rows, deg)
     full = np.asarray(value, dtype=np.float64)
-    vals = block.solve(full, np.asarray(graph.child, dtype=np.int64), np.asarray(graph.to_move), Counters(),
+    vals = block.solve(full, np.asarray(graph.child), np.asarray(graph.to_move), Counters(),
                        strategies=strategies)
     return vals, strategies
 
