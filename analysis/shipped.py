@@ -54,6 +54,8 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
     # what is the hidden turn-order bid worth? (secret vs in view), with both openings
     ("petal", {"petals": "6", "run": "3", "per_size": "1"},
      {"sequencing": ["secret", "open"], "opening": ["large-opposite", "enter-large"]}),
+    # the same question with two pyramids of each size (preset 6-2; reuses its certified table)
+    ("petal", {"petals": "6", "run": "3", "per_size": "2"}, {"sequencing": ["secret", "open"]}),
 ]
 
 #: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration on the
