@@ -310,8 +310,7 @@ def _evaluate(reply: Reply, pick: np.ndarray) -> np.ndarray | None:
     The system's entries come from one compiled pass (:func:`_policy_system`), with no array
     per move of the problem (:func:`_evaluate_readable` built six)."""
     size = reply.size
-    child = reply.child if reply.child.dtype in (np.int32, np.int64) else reply.child.astype(np.int64)
-    src, dst, p, b, ends, moves = _policy_system(np.asarray(reply.offsets, dtype=np.int64), child,
+    src, dst, p, b, ends, moves = _policy_system(np.asarray(reply.offsets, dtype=np.int64), reply.child,
                                                  np.asarray(reply.prob, dtype=np.float64), reply.free,
                                                  reply.terminal, np.asarray(reply.payoff, dtype=np.float64),
                                                  np.asarray(pick, dtype=np.int64))
@@ -422,8 +421,7 @@ def switches(reply: Reply, v: np.ndarray, eps: float = SWITCH_EPS) -> tuple[np.n
     :func:`_gains` computes them), for the rows that have one. A compiled pass over the free
     rows: no per-edge arrays (:func:`_gains` and the selection from it took about 600 bytes a
     position at the bounds' peak on Petal Battle 6); ``tests/test_bounds.py`` checks it equal."""
-    child = reply.child if reply.child.dtype in (np.int32, np.int64) else reply.child.astype(np.int64)
-    return _switch_edges(np.asarray(reply.offsets, dtype=np.int64), child,
+    return _switch_edges(np.asarray(reply.offsets, dtype=np.int64), reply.child,
                          np.asarray(reply.prob, dtype=np.float64), reply.free, reply.terminal,
                          np.asarray(v, dtype=np.float64), float(eps))
 

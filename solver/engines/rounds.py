@@ -45,7 +45,8 @@ from solver.engines.simultaneous import (
     SimBlock,
     sim_matrix_rows,
 )
-from solver.engines.stochastic import Progress, StochasticSolution, checked_moves, terminal_ends, validate_tol
+from solver.engines.stochastic import (Progress, StochasticSolution, checked_moves, linear_solve, reaching,
+                                      terminal_ends, validate_tol)
 
 _DECISION = int(NodeKind.DECISION)
 _CHANCE = int(NodeKind.CHANCE)
@@ -486,8 +487,6 @@ def _round_policy(block: SimBlock, joint: list[np.ndarray], kind, to_move, offse
     reaches round start ``t`` first. The walks from every round start find ``m`` and ``b``;
     a sparse direct solve gives the rest (round starts that never reach an end get 0, endless
     play). ``None`` when the walks would take too long (then the sweeps alone converge)."""
-    from solver.engines.stochastic import linear_solve, reaching
-
     nodes = block.nodes
     k = len(nodes)
     if k == 0:
