@@ -18,6 +18,9 @@ positions, and ``pyramids check`` proves the declaration against them)
     * ``secret_choices``: whether simultaneous nodes occur (in some variant).
     * ``has_tiers``: whether the game overrides the optional :meth:`Game.tier_of` hook
       (derived, never set).
+    * ``has_round_phases``: whether the game overrides the optional :meth:`Game.round_phase`
+      hook (derived, never set): rounds that each start with a secret choice, solved from keys
+      round by round (:mod:`solver.pipeline.roundwise`).
 
 Even at terminal and chance nodes ``to_move`` names a player (the one whose turn it would be, or
 whose perspective the stored value takes), so that every row of a table has a ``player``.
@@ -268,6 +271,12 @@ class Game(ABC, Generic[State]):
         return cls.tier_of is not Game.tier_of
 
     @_ClassProperty
+    def has_round_phases(cls) -> bool:
+        """Whether the game names phases within its rounds: its class overrides
+        :meth:`round_phase` (derived, so it cannot disagree with the hook)."""
+        return cls.round_phase is not Game.round_phase
+
+    @_ClassProperty
     def chance_in_play(cls) -> bool:
         """``chance == "in-play"`` (read-only; the flag older games set, still accepted in a
         class body: ``chance_in_play = True`` declares ``chance = "in-play"``)."""
@@ -414,6 +423,18 @@ class Game(ABC, Generic[State]):
         (:mod:`solver.pipeline.tiered`). It must be the same for a position and its symmetry
         images. A game that overrides it has :attr:`has_tiers`; this default names none."""
         raise NotImplementedError(f"game {self.name!r} names no tiers (has_tiers is False)")
+
+    def round_phase(self, keys: np.ndarray) -> np.ndarray:
+        """Optional: the phase within its round of every position in ``keys`` (uint64), as a
+        small non-negative integer array of the same length. For a game whose rounds each start
+        with a secret simultaneous choice (Petal Battle), a phase strictly increases along every
+        move from a decision or chance node to another decision or chance node (so the moves of
+        a round form no cycle: every loop of play passes a round start); phases of simultaneous
+        and terminal nodes are not read. Such a game is solved from its keys alone, phase by
+        phase, without holding its moves (:mod:`solver.pipeline.roundwise`), which checks the
+        rule at every move it reads. It must be the same for a position and its symmetry
+        images. A game that overrides it has :attr:`has_round_phases`."""
+        raise NotImplementedError(f"game {self.name!r} names no round phases (has_round_phases is False)")
 
     def tier_name(self, tier: int) -> str:
         """Optional: a readable name of ``tier`` for progress lines and the table's metadata

@@ -8,6 +8,7 @@ not distinct children).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import math
@@ -126,22 +127,7 @@ def enumerate_positions(
     assembling : callable, optional
         Called as ``assembling(done, positions)`` while positions are expanded the second time.
     """
-    from solver.errors import TooBigError
-
-    if starts is None:
-        check_position_bound(game, max_positions, symmetry=symmetry)
-        start = game.initial_state()
-        if symmetry:
-            start = game.canonical(start)
-        root_key = np.uint64(game.encode(start))
-        seen = np.array([root_key], dtype=np.uint64)  # sorted
-    else:
-        given = np.asarray(starts, dtype=np.uint64)
-        if not len(given):
-            raise ValueError("starts must name at least one position")
-        root_key = given[0]
-        seen = unique(given)
-    frontier = seen.copy()
+    seen, root_key = _start_keys(game, starts, symmetry, max_positions)
     level_keys: list[np.ndarray] = []
     level_moves: list[np.ndarray] = []
     # the plies' expansions, kept for the assembly while they take at most keep_bytes (None once
@@ -149,18 +135,13 @@ def enumerate_positions(
     kept: list[list] | None = []
     kept_bytes = 0
     limit = KEEP_BYTES if keep_bytes is None else keep_bytes
-    ply = 0
     workers = (os.cpu_count() or 1) if workers is None else workers
+    search = _Plies(game, seen, symmetry, chunk, workers, max_positions, progress)
     pool = None
     try:
-        while len(frontier):
-            if workers > 1 and len(frontier) >= _PARALLEL_MIN and pool is None:
-                pool = _start_pool(game, workers)
-            parts = _expand_level(game, frontier, chunk, symmetry, pool, workers)
-            _check_dead_ends(game, frontier, parts)
+        for frontier, parts in search:
             level_keys.append(frontier)
             level_moves.append(np.concatenate([np.diff(p.offsets) for p in parts]).astype(np.uint32))
-            kids = [unique(p.children) for p in parts if len(p.children)]
             if kept is not None:
                 kept_bytes += sum(_nbytes(p) for p in parts)
                 if kept_bytes <= limit:
@@ -168,26 +149,7 @@ def enumerate_positions(
                 else:
                     kept = None
             del parts
-            if kids:
-                new = unique(np.concatenate(kids)) if len(kids) > 1 else kids[0]
-                new = new[~isin_sorted(new, seen)]
-            else:
-                new = np.empty(0, dtype=np.uint64)
-            del kids
-            if len(new):
-                # two sorted runs: a stable sort (timsort) merges them in linear time
-                seen = np.sort(np.concatenate([seen, new]), kind="stable")
-            frontier = new
-            if progress is not None:
-                progress(ply, len(seen), len(frontier))
-            if pool is not None:
-                fault_point("enumerate-pool")
-            if max_positions is not None and len(seen) > max_positions:
-                raise TooBigError(
-                    f"{game.variant.label()} has more than {max_positions:,} positions; "
-                    "raise --max-positions or pick a smaller variant"
-                )
-            ply += 1
+        seen, ply, pool = search.seen, search.ply, search.pool
 
         # Assemble the rows in key order: each position's ply and number of moves, then its
         # expansion placed at its row (kept ones, or every position expanded again in key order)
@@ -225,6 +187,7 @@ def enumerate_positions(
                 if assembling is not None:
                     assembling(min(n, s + step), n)
     finally:
+        pool = pool or search.pool  # (started by the search, or for the assembly)
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -244,6 +207,127 @@ def enumerate_positions(
         sim_rows=built.sim_rows,
         payoff=built.payoff,
     )
+
+
+def _start_keys(game: Game, starts: Any, symmetry: bool, max_positions: int | None) -> tuple[np.ndarray, Any]:
+    """The sorted keys an enumeration starts from and the root's key."""
+    if starts is None:
+        check_position_bound(game, max_positions, symmetry=symmetry)
+        start = game.initial_state()
+        if symmetry:
+            start = game.canonical(start)
+        root_key = np.uint64(game.encode(start))
+        return np.array([root_key], dtype=np.uint64), root_key
+    given = np.asarray(starts, dtype=np.uint64)
+    if not len(given):
+        raise ValueError("starts must name at least one position")
+    return unique(given), given[0]
+
+
+class _Plies:
+    """The breadth-first search itself: iterating yields ``(frontier, parts)`` per ply (the
+    ply's keys and their expansions, in that order); ``seen`` is every key found so far (sorted),
+    ``ply`` the plies done, ``pool`` the worker pool once started (the caller shuts it down)."""
+
+    def __init__(self, game: Game, seen: np.ndarray, symmetry: bool, chunk: int, workers: int,
+                 max_positions: int | None, progress: Progress | None) -> None:
+        self.game, self.seen, self.symmetry, self.chunk, self.workers = game, seen, symmetry, chunk, workers
+        self.max_positions, self.progress = max_positions, progress
+        self.ply = 0
+        self.pool: Executor | None = None
+
+    def __iter__(self):
+        from solver.errors import TooBigError
+
+        game = self.game
+        frontier = self.seen.copy()
+        while len(frontier):
+            if self.workers > 1 and len(frontier) >= _PARALLEL_MIN and self.pool is None:
+                self.pool = _start_pool(game, self.workers)
+            parts = _expand_level(game, frontier, self.chunk, self.symmetry, self.pool, self.workers)
+            _check_dead_ends(game, frontier, parts)
+            kids = [unique(p.children) for p in parts if len(p.children)]
+            yield frontier, parts
+            del parts
+            if kids:
+                new = unique(np.concatenate(kids)) if len(kids) > 1 else kids[0]
+                new = new[~isin_sorted(new, self.seen)]
+            else:
+                new = np.empty(0, dtype=np.uint64)
+            del kids
+            if len(new):
+                # two sorted runs: a stable sort (timsort) merges them in linear time
+                self.seen = np.sort(np.concatenate([self.seen, new]), kind="stable")
+            frontier = new
+            if self.progress is not None:
+                self.progress(self.ply, len(self.seen), len(frontier))
+            if self.pool is not None:
+                fault_point("enumerate-pool")
+            if self.max_positions is not None and len(self.seen) > self.max_positions:
+                raise TooBigError(
+                    f"{game.variant.label()} has more than {self.max_positions:,} positions; "
+                    "raise --max-positions or pick a smaller variant"
+                )
+            self.ply += 1
+
+
+@dataclass(frozen=True)
+class Reached:
+    """Every position reachable from the start, by key, without its moves (:func:`reachable`):
+    ``keys`` sorted ``uint64``; per position ``kind`` and ``to_move`` (``int8``) and ``result``
+    (``int8``: at terminals the result of ``to_move``, 0 elsewhere); ``root`` the start's row.
+    11 bytes a position."""
+
+    keys: np.ndarray
+    kind: np.ndarray
+    to_move: np.ndarray
+    result: np.ndarray
+    root: int
+    plies: int
+
+
+def reachable(
+    game: Game,
+    *,
+    symmetry: bool = True,
+    chunk: int = 200_000,
+    max_positions: int | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> Reached:
+    """The positions :func:`enumerate_positions` finds (the same breadth-first search), keeping
+    only each position's key, kind, side to move and terminal result: no moves, no graph. For
+    engines that expand positions again from their keys (:mod:`solver.pipeline.roundwise`)."""
+    seen, root_key = _start_keys(game, None, symmetry, max_positions)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    plies = _Plies(game, seen, symmetry, chunk, workers, max_positions, progress)
+    levels: list[tuple[np.ndarray, np.ndarray]] = []
+    try:
+        for frontier, parts in plies:
+            # kind, to_move and result in one byte each, packed in a uint32 while the ply's
+            # rows are not known yet
+            packed = np.concatenate([
+                (p.kind.astype(np.uint32) & 0xFF) | ((p.to_move.astype(np.uint32) & 0xFF) << 8)
+                | ((p.result.astype(np.int8).view(np.uint8).astype(np.uint32)) << 16) for p in parts])
+            levels.append((frontier, packed))
+    finally:
+        if plies.pool is not None:
+            plies.pool.shutdown(wait=True, cancel_futures=True)
+    keys = plies.seen
+    n = len(keys)
+    find = SortedLookup(keys)
+    kind = np.empty(n, np.int8)
+    to_move = np.empty(n, np.int8)
+    result = np.empty(n, np.int8)
+    while levels:
+        lk, packed = levels.pop()
+        rows = find(lk)
+        kind[rows] = (packed & 0xFF).astype(np.uint8).view(np.int8)
+        to_move[rows] = ((packed >> 8) & 0xFF).astype(np.uint8).view(np.int8)
+        result[rows] = ((packed >> 16) & 0xFF).astype(np.uint8).view(np.int8)
+        del lk, packed, rows
+    return Reached(keys=keys, kind=kind, to_move=to_move, result=result,
+                   root=int(np.searchsorted(keys, root_key)), plies=plies.ply)
 
 
 #: an enumeration keeps every ply's expansion (children's keys, node kinds, ...) for the final

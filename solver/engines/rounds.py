@@ -305,22 +305,51 @@ def _plain_post_order(kind, offsets, child, order):  # pragma: no cover - compil
 
 
 @njit(cache=True, nogil=True)
-def _node_value(i, kind, to_move, offsets, child, prob, has_prob, value):  # pragma: no cover - compiled
-    """The Bellman right-hand side of a decision (max) or chance (expectation) node."""
+def _edge_value(i, lo, hi, kind, to_move, child, prob, has_prob, value):  # pragma: no cover - compiled
+    """The Bellman right-hand side of decision (max) or chance (expectation) node ``i`` whose
+    moves are the edges ``lo..hi`` of ``child`` (and ``prob``)."""
     if kind[i] == _D:
         best = -np.inf
-        for e in range(offsets[i], offsets[i + 1]):
+        for e in range(lo, hi):
             c = child[e]
             q = value[c] if to_move[c] == to_move[i] else -value[c]
             if q > best:
                 best = q
         return best
     t = 0.0
-    for e in range(offsets[i], offsets[i + 1]):
+    for e in range(lo, hi):
         c = child[e]
         q = value[c] if to_move[c] == to_move[i] else -value[c]
         t += (prob[e] if has_prob else 1.0) * q
     return t
+
+
+@njit(cache=True, nogil=True)
+def _node_value(i, kind, to_move, offsets, child, prob, has_prob, value):  # pragma: no cover - compiled
+    """The Bellman right-hand side of a decision (max) or chance (expectation) node."""
+    return _edge_value(i, offsets[i], offsets[i + 1], kind, to_move, child, prob, has_prob, value)
+
+
+@njit(cache=True, nogil=True)
+def sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write=True):  # pragma: no cover - compiled
+    """One Bellman update of the decision and chance nodes ``rows`` of a graph whose moves are
+    given apart from it: row ``rows[j]``'s moves are the edges ``offsets[j]..offsets[j + 1]``
+    of ``child`` (rows of the graph; ``prob`` their probabilities when ``has_prob``). ``kind``,
+    ``to_move`` and ``value`` (own view) are the graph's; ``rows`` are updated in the order
+    given, in place, and the largest change is returned (``write`` False: nothing written, the
+    largest violation of the rows' equations, the certificate). The array function of
+    :mod:`solver.pipeline.roundwise`, which expands the rows again from their keys each sweep
+    instead of holding the graph's moves; the same arithmetic as :func:`solve_rounds`'s sweep."""
+    res = 0.0
+    for j in range(len(rows)):
+        i = rows[j]
+        new = _edge_value(i, offsets[j], offsets[j + 1], kind, to_move, child, prob, has_prob, value)
+        d = abs(new - value[i])
+        if d > res:
+            res = d
+        if write:
+            value[i] = new
+    return res
 
 
 @njit(cache=True, nogil=True)

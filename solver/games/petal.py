@@ -511,6 +511,27 @@ class Petal(Game[PetalState]):
         stacks = tuple(None if d == UNSET else STACKS[d] for d in digits[n : n + 2])
         return PetalState(tuple(digits[:n]), stacks, digits[n + 2], digits[n + 3], digits[n + 4] - 1)  # type: ignore[arg-type]
 
+    # --- round phases ---------------------------------------------------------------
+    def round_phase(self, keys: np.ndarray) -> np.ndarray:
+        """The phase within its round: ``4 * t + 4 - left`` while a round is played, where ``t``
+        (1-6) is the turns begun (the sequencing pyramids spent) and ``left`` (1-3) the actions
+        left in the current turn; 0 at round starts and ends. An action lowers ``left`` (+1); a
+        turn's end spends one more pyramid (+4) and sets ``left`` to the next top's 1-3 (at least
+        +2 in all): every move inside a round raises it, so only the round starts close loops.
+        Read from the key's digits (``uint8``)."""
+        k = np.asarray(keys, dtype=np.uint64)
+        rest = k // np.uint64(7**self.n)
+        s0 = (rest % np.uint64(STACK_RADIX)).astype(np.int64)
+        rest = rest // np.uint64(STACK_RADIX)
+        s1 = (rest % np.uint64(STACK_RADIX)).astype(np.int64)
+        rest = rest // np.uint64(STACK_RADIX)
+        left = (rest % np.uint64(4)).astype(np.int64)
+        winner = (rest // np.uint64(8)).astype(np.int64)
+        length = np.array([len(st) for st in STACKS] + [0], dtype=np.int64)
+        playing = (s0 != UNSET) & (s1 != UNSET) & (winner == 0) & (left > 0)
+        phase = 4 * (6 - length[s0] - length[s1]) + 4 - left
+        return np.where(playing, phase, 0).astype(np.uint8)
+
     # --- symmetry ---------------------------------------------------------------------
     def reflect(self, state: PetalState) -> PetalState:
         """The mirror image through petals 0 and petals/2 (petal i -> -i)."""

@@ -1,0 +1,223 @@
+"""Secret-choice games solved round by round from keys (solver.pipeline.roundwise) against the
+round engine on the whole graph (solver.engines.rounds), which the suite checks against the
+general secret-choice engine: the same values, sweeps and optimal mixes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from solver.api import make_game
+from solver.core.game import Expansion, Game, NodeKind, Outcome, Result
+from solver.core.variant import make_variant
+from solver.engines.enumerate import enumerate_positions, reachable
+from solver.engines.matrix_game import solve_matrix_game
+from solver.engines.rounds import solve_rounds
+from solver.games.petal import Petal
+from solver.pipeline.roundwise import solve_by_rounds
+from tests.toygames import DiceRace
+from tests.test_simultaneous import C, D, S, T, Node, build, round_game
+
+
+def graph_arrays(graph):
+    kind = np.asarray(graph.kind)
+    offsets = np.asarray(graph.offsets)
+    child = np.asarray(graph.child)
+    parent = np.repeat(np.arange(graph.n), np.diff(offsets))
+    return kind, offsets, child, parent
+
+
+def root_matrix(graph, value, row: int) -> np.ndarray:
+    """Player 1's matrix game at round start ``row`` from the whole graph's values."""
+    kind, offsets, child, _ = graph_arrays(graph)
+    kids = child[offsets[row] : offsets[row + 1]]
+    r = int(np.asarray(graph.sim_rows)[row])
+    to_move = np.asarray(graph.to_move)
+    return (value[kids] * np.where(to_move[kids] == 0, 1.0, -1.0)).reshape(r, -1)
+
+
+def assert_same(graph, ref, rw) -> None:
+    assert np.array_equal(graph.keys, rw.keys)
+    assert np.array_equal(np.asarray(graph.kind), rw.kind)
+    assert np.array_equal(np.asarray(graph.to_move), rw.to_move)
+    np.testing.assert_allclose(rw.value, ref.value, rtol=0, atol=1e-9)
+    # every round start's mixes are optimal in its matrix game at the values
+    for at, row in enumerate(rw.sims.tolist()):
+        a = root_matrix(graph, ref.value, row)
+        v = solve_matrix_game(a).value
+        x, y = rw.mixes[0][at, : a.shape[0]], rw.mixes[1][at, : a.shape[1]]
+        assert x.sum() == pytest.approx(1) and y.sum() == pytest.approx(1)
+        assert (x @ a).min() >= v - 1e-7 and (a @ y).max() <= v + 1e-7
+
+
+@pytest.mark.parametrize("params", [
+    dict(petals=4, run=2, per_size=1),
+    dict(petals=4, run=2, per_size=2),
+    dict(petals=4, run=2, per_size=1, actions="exactly", tie_start="player1"),
+    dict(petals=4, run=2, per_size=1, opening="enter-large"),
+])
+def test_petal_equals_the_round_engine(params) -> None:
+    game = make_game("petal", params)
+    graph = enumerate_positions(game)
+    ref = solve_rounds(graph, tol=1e-12)
+    rw = solve_by_rounds(game, tol=1e-12)
+    assert_same(graph, ref, rw)
+    assert rw.stats["sweeps"] == ref.stats["sweeps"]
+    assert rw.converged and rw.stats["certified"]
+    assert rw.start_value == pytest.approx(ref.value[graph.root] * (1 if graph.to_move[graph.root] == 0 else -1))
+
+
+@pytest.mark.slow
+def test_petal_6_equals_the_round_engine() -> None:
+    game = make_game("petal", dict(petals=6, run=3, per_size=1))
+    graph = enumerate_positions(game)
+    ref = solve_rounds(graph, tol=1e-12)
+    rw = solve_by_rounds(game, tol=1e-12)
+    assert_same(graph, ref, rw)
+    assert rw.stats["sweeps"] == ref.stats["sweeps"]
+    assert rw.start_value == pytest.approx(1 / 3, abs=1e-9)
+
+
+@pytest.mark.parametrize("params", [dict(petals=4, run=2, per_size=1), dict(petals=6, run=3, per_size=1)])
+def test_petal_round_phase_rises_along_every_move_inside_a_round(params) -> None:
+    """Checked on the whole graph, independently of the solver's own check."""
+    game = make_game("petal", params)
+    graph = enumerate_positions(game)
+    kind, _, child, parent = graph_arrays(graph)
+    phase = game.round_phase(graph.keys).astype(int)
+    plain = (kind == int(NodeKind.DECISION)) | (kind == int(NodeKind.CHANCE))
+    inside = plain[parent] & plain[child]
+    assert inside.sum() > 1000
+    assert np.all(phase[child[inside]] > phase[parent[inside]])
+    # and the round starts are what closes the loops: every move into them comes from play
+    sim = kind == int(NodeKind.SIMULTANEOUS)
+    assert np.all(phase[sim] == 0) and np.any(plain[parent] & sim[child])
+
+
+def test_reachable_equals_the_enumeration() -> None:
+    for game in [make_game("petal", dict(petals=4, run=2, per_size=1)),
+                 make_game("override", dict(size=2, line=2, per_size=2)), DiceRace.from_params({"target": 4})]:
+        graph = enumerate_positions(game, workers=1)
+        found = reachable(game, workers=1)
+        assert np.array_equal(graph.keys, found.keys)
+        assert np.array_equal(np.asarray(graph.kind), found.kind)
+        assert np.array_equal(np.asarray(graph.to_move), found.to_move)
+        terminal = found.kind == int(NodeKind.TERMINAL)
+        assert np.array_equal(np.asarray(graph.result)[terminal], found.result[terminal])
+        assert np.all(found.result[~terminal] == 0)
+        assert found.root == graph.root
+
+
+class _WrongPhases(Petal):
+    name = "petal"
+
+    def round_phase(self, keys: np.ndarray) -> np.ndarray:
+        return np.zeros(len(keys), np.uint8)
+
+
+def test_a_phase_that_does_not_rise_is_refused_in_one_line() -> None:
+    game = _WrongPhases(make_game("petal", dict(petals=4, run=2, per_size=1)).variant)
+    with pytest.raises(ValueError, match="does not raise the round phase") as err:
+        solve_by_rounds(game)
+    assert "\n" not in str(err.value)
+
+
+def test_open_bids_have_no_rounds_to_solve_this_way() -> None:
+    """With the bid made in view, the ordering nodes are decisions at phase 0 that play reaches:
+    the check refuses them (the game is solved by retrograde analysis instead)."""
+    game = make_game("petal", dict(petals=4, run=2, per_size=1, sequencing="open"))
+    with pytest.raises(ValueError, match="does not raise the round phase"):
+        solve_by_rounds(game)
+
+
+def test_a_game_without_phases_is_refused() -> None:
+    with pytest.raises(ValueError, match="names no round phases"):
+        solve_by_rounds(make_game("override", dict(size=2, line=2, per_size=1)))
+
+
+def test_one_sweep_is_not_converged() -> None:
+    game = make_game("petal", dict(petals=4, run=2, per_size=2))
+    rw = solve_by_rounds(game, max_sweeps=1)
+    assert rw.stats["sweeps"] == 1 and not rw.converged
+
+
+# --- random round games: cycles only through the secret choices -----------------------------
+
+class NodeGame(Game):
+    """A game given by :class:`tests.test_simultaneous.Node` rows (key = row), expanded in batch;
+    its round phase is the row itself, which rises along every move between decision and chance
+    nodes of :func:`round_game`."""
+
+    name = "nodes"
+    params = ()
+    secret_choices = True
+    chance = "in-play"
+
+    def __init__(self, nodes: list[Node]) -> None:
+        self.nodes = nodes
+        super().__init__(make_variant("nodes", (), {}))
+
+    def initial_state(self) -> int:
+        return 0
+
+    def node_kind(self, state: int) -> NodeKind:
+        return NodeKind(self.nodes[state].kind)
+
+    def to_move(self, state: int) -> int:
+        return self.nodes[state].to_move
+
+    def legal_actions(self, state: int) -> list[int]:
+        return list(range(len(self.nodes[state].edges)))
+
+    def apply(self, state: int, action: int) -> int:
+        return self.nodes[state].edges[action][0]
+
+    def outcome(self, state: int) -> Outcome:
+        r = self.nodes[state].result
+        mine = Result.WIN if r > 0 else Result.LOSS if r < 0 else Result.TIE
+        other = {Result.WIN: Result.LOSS, Result.LOSS: Result.WIN, Result.TIE: Result.TIE}[mine]
+        return Outcome((mine, other) if self.nodes[state].to_move == 0 else (other, mine))
+
+    def encode(self, state: int) -> int:
+        return state
+
+    def decode(self, key: int) -> int:
+        return key
+
+    def expand(self, keys: np.ndarray, *, canonical: bool = False) -> Expansion:
+        rows = [self.nodes[int(k)] for k in keys]
+        offsets = np.zeros(len(rows) + 1, np.int64)
+        offsets[1:] = np.cumsum([len(x.edges) for x in rows])
+        return Expansion(
+            kind=np.array([x.kind for x in rows], np.int8),
+            to_move=np.array([x.to_move for x in rows], np.int8),
+            offsets=offsets,
+            children=np.array([c for x in rows for c, _ in x.edges], np.uint64),
+            probs=np.array([p for x in rows for _, p in x.edges], np.float64),
+            result=np.array([x.result if x.kind == T else 0 for x in rows], np.int8),
+            margin=np.zeros(len(rows), np.int32),
+            sim_rows=np.array([x.rows if x.kind == S else 0 for x in rows], np.int32),
+        )
+
+    def round_phase(self, keys: np.ndarray) -> np.ndarray:
+        return np.asarray(keys, dtype=np.int64)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_round_games_equal_the_round_engine(seed: int) -> None:
+    rng = random.Random(seed)
+    nodes = round_game(rng, 40)
+    nodes[0] = Node(S, 0, edges=tuple((k, 1.0) for k in (1, 5, 9, 13)), rows=2) if nodes[0].kind != S else nodes[0]
+    graph = build(nodes)
+    ref = solve_rounds(graph, tol=1e-12)
+    rw = solve_by_rounds(NodeGame(nodes), tol=1e-12, symmetry=False)
+    assert rw.converged
+    np.testing.assert_allclose(rw.value, ref.value[rw.keys.astype(np.int64)], rtol=0, atol=1e-8)
+    for at, row in enumerate(rw.sims.tolist()):
+        node = int(rw.keys[row])
+        a = root_matrix(graph, ref.value, node)
+        v = solve_matrix_game(a).value
+        x, y = rw.mixes[0][at, : a.shape[0]], rw.mixes[1][at, : a.shape[1]]
+        assert (x @ a).min() >= v - 1e-7 and (a @ y).max() <= v + 1e-7
