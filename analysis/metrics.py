@@ -416,9 +416,11 @@ def verdict(
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text,
                            short=f"expected payoff {_signed(exp, 2)}", interval=interval, payoff=True)
         if np.isnan(pw) or np.isnan(pls):
+            why = ("The round-by-round solver does not compute win probabilities yet, so the table has none."
+                   if (meta or {}).get("win_probabilities") else
+                   "No fixed (stationary) strategy earns it, so win probabilities are not defined here.")
             text = (f"With perfect play by both sides {me_full} has an expected result of "
-                    f"{_signed(exp)}{proven} (+1 = win, -1 = loss). No fixed (stationary) strategy earns "
-                    "it, so win probabilities are not defined here.")
+                    f"{_signed(exp)}{proven} (+1 = win, -1 = loss). {why}")
             short = f"expected {_signed(exp, 2)}"
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text, short=short,
                            interval=interval)

@@ -494,21 +494,39 @@ class TieredSolution(Solution):
     def row_frame(self, state: Any) -> pl.DataFrame:
         """The one-row table of ``state`` (an error if it is not a reachable position)."""
         key = self.key_of(state)
-        tier = int(tiers_of(self.game, np.array([key], dtype=np.uint64), int(self.meta.get("tier_slices", 1)))[0])
+        keys = np.array([key], dtype=np.uint64)
+        tier = int(self.game.round_phase(keys)[0] if self.meta.get("tier_function") == "round_phase"
+                   else tiers_of(self.game, keys, int(self.meta.get("tier_slices", 1)))[0])
         path = self._files.get(tier)
         df = None if path is None else pl.scan_parquet(path).filter(pl.col("key") == key).collect()
         if df is None or df.height != 1:
             raise IllegalMoveError("this position is not reachable from the start of the variant")
         return df
 
+    def _row_mixes(self, state: Any, row: dict[str, Any]) -> dict[str, dict[str, float]] | None:
+        """Each player's mix at a simultaneous position from its row (``strategy_<p>``), by action
+        name; ``None`` when the table has none."""
+        g = self.game
+        st = g.decode(int(row["key"]))
+        out: dict[str, dict[str, float]] = {}
+        for p in range(g.num_players):
+            probs = row.get(f"strategy_{p + 1}")
+            if probs is None:
+                return None
+            names = [g.action_name(st, a) for a in g.player_actions(st, p)]
+            out[str(p + 1)] = {n: float(x) for n, x in zip(names, probs)}
+        return out
+
     def lookup(self, state: Any) -> PositionValue:
         row = self.row_frame(state).row(0, named=True)
         margin = row.get("margin")
         if self.stochastic:
+            kind = NodeKind(int(row["kind"])).name.lower()
             return PositionValue(
                 value=None, remoteness=None, margin=None, expected=float(row["value"]),
-                p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]),
-                kind=NodeKind(int(row["kind"])).name.lower(), payoff=self.meta.get("payoffs") == "real",
+                p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]), kind=kind,
+                payoff=self.meta.get("payoffs") == "real",
+                strategies=self._row_mixes(state, row) if kind == "simultaneous" else None,
             )
         if int(row["kind"]) == NodeKind.CHANCE:  # a random setup's start (:mod:`tiered_setups`)
             return PositionValue(value=None, remoteness=None, margin=None, expected=float(row["expected"]),
@@ -752,7 +770,7 @@ def solve(
     if bound_rounds is not None and bound_rounds < 0:
         raise VariantError(f"--bound-rounds {bound_rounds} must be at least 0 (0: value iteration's strategies only)")
     use_tiers = how.kind == "tiers"
-    check_solvable(game, max_positions=max_positions, tiered=use_tiers)
+    check_solvable(game, max_positions=max_positions, tiered=how.kind in ("tiers", "rounds"))
     if use_tiers and low_memory and _tiered.stochastic(game):
         raise VariantError(f"--low-memory solves tiers without dice; {game.variant.label()} has dice, its "
                            "tiers are solved by value iteration with their moves in memory: drop --low-memory")
@@ -776,6 +794,13 @@ def solve(
                                  + sol.meta.get("not_certified_because", "see its metadata"))
                 return sol
             notes.append(f"the table on disk was not reused: {why}; solving again")
+    if how.kind == "rounds":
+        t0 = time.perf_counter()
+        pipeline.solve_rounds_variant(game, folder, symmetry=symmetry, force=force, tol=tol, max_sweeps=max_sweeps,
+                                      workers=workers, progress=progress, announce=announce, notes=notes)
+        sol = load(game, out=out, symmetry=symmetry)
+        sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
+        return sol
     if use_tiers:
         t0 = time.perf_counter()
         pipeline.solve_tiered_variant(game, out=out, symmetry=symmetry, force=force,

@@ -131,6 +131,7 @@ DEFAULT_TIERED_CASES = [
     ("override", "3x3"),
     ("blam", "3x3"),
     ("carrots", "3x3"),  # dice: value iteration tier by tier
+    ("petal", "6-2"),  # secret choices: round by round from the keys, a file a round phase
 ]
 
 
@@ -153,7 +154,15 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
     warm_up(game)
     warm_rss = _current_rss_bytes()
     t0 = time.perf_counter()
-    folder = solve_tiered(game, out=out, force=True, workers=workers, low_memory=low_memory)
+    if game.secret_choices and game.has_round_phases:  # secret choices: round by round, a file a phase
+        from solver.pipeline.whole import solve_rounds_variant
+        from solver.tables import variant_dir
+
+        folder = solve_rounds_variant(game, variant_dir(game.name, game.variant.variant_id(), root=out),
+                                      symmetry=True, force=True, tol=1e-12, max_sweeps=None, workers=workers,
+                                      progress=False, check=False)
+    else:
+        folder = solve_tiered(game, out=out, force=True, workers=workers, low_memory=low_memory)
     t1 = time.perf_counter()
     with open(folder / "tiers.json") as fh:
         meta = json.load(fh)
@@ -165,8 +174,8 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
         "edges": meta["counts"]["edges"],
         "tiers": len(meta["tiers"]),
         "largest_tier": biggest["positions"],
-        "discover_s": meta["timings"]["discover"],
-        "solve_s": meta["timings"]["solve"],
+        "discover_s": meta["timings"].get("discover", meta["timings"].get("search")),
+        "solve_s": meta["timings"].get("solve", meta["timings"].get("sweeps")),
         "total_s": t1 - t0,
         "peak_bytes": _rss_bytes(),
         "base_bytes": base_rss,

@@ -852,7 +852,7 @@ def summarize(sol, wall: float) -> dict[str, Any]:
         out["seats"] = meta["seats"]
     for k in ("sweeps", "residual", "expected_result", "expected_margin", "certified",
               "not_certified_because", "error_estimate", "value_interval", "bounds", "payoffs",
-              "payoff_scale"):
+              "payoff_scale", "win_probabilities"):
         if k in meta:
             out[k] = meta[k]
     if "value_interval" in meta:
@@ -916,6 +916,7 @@ def format_summary(s: dict[str, Any]) -> str:
         else:
             what = "expected result"
             odds = (f"; wins {st['p_win']:.4%}, loses {st['p_loss']:.4%}" if st["p_win"] is not None
+                    else f"; win probability {s['win_probabilities']}" if "win_probabilities" in s
                     else "; win probability not defined (no stationary strategy earns the value)")
         lines.append(f"  start          {what} {st['expected']:+.6f} for {who}{odds}")
         if "value_interval" in s:

@@ -221,3 +221,79 @@ def test_random_round_games_equal_the_round_engine(seed: int) -> None:
         v = solve_matrix_game(a).value
         x, y = rw.mixes[0][at, : a.shape[0]], rw.mixes[1][at, : a.shape[1]]
         assert (x @ a).min() >= v - 1e-7 and (a @ y).max() <= v + 1e-7
+
+
+# --- the work folder, the table, the commands -------------------------------------------------
+
+P4 = dict(petals=4, run=2, per_size=2)
+
+
+def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
+    game = make_game("petal", P4)
+    whole = solve_by_rounds(game)
+    first = solve_by_rounds(game, max_sweeps=1, work=tmp_path / "w")
+    assert first.stats["sweeps"] == 1 and not first.converged
+    again = solve_by_rounds(game, work=tmp_path / "w")
+    assert again.stats["resumed_at_sweep"] == 1 and again.stats["sweeps"] == whole.stats["sweeps"]
+    assert np.array_equal(again.value, whole.value)
+    assert sorted(p.name for p in (tmp_path / "w").glob("values.*.npy")) == [f"values.{whole.stats['sweeps']}.npy"]
+    other = make_game("petal", dict(petals=4, run=2, per_size=1))
+    with pytest.raises(ValueError, match="belongs to petal") as err:
+        solve_by_rounds(other, work=tmp_path / "w")
+    assert "\n" not in str(err.value)
+
+
+def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
+    """`solve(..., tiered=True)` writes one file a round phase; every position looked up in it
+    (a row at a time, as show and play read it) has the whole-graph table's value, and the round
+    starts' mixes are optimal."""
+    from solver.api import TieredSolution, solve
+
+    game = make_game("petal", P4)
+    whole = solve(game, out=tmp_path / "whole")
+    sol = solve(game, out=tmp_path / "rounds", tiered=True)
+    assert isinstance(sol, TieredSolution)
+    meta = sol.meta
+    assert meta["tier_function"] == "round_phase" and meta["certified"] and meta["solver"] == "value_iteration (by rounds)"
+    assert meta["counts"]["positions"] == whole.meta["counts"]["positions"]
+    assert meta["counts"]["edges"] == whole.meta["counts"]["edges"]
+    assert not (tmp_path / "rounds" / "petal" / (sol.path.name + ".roundwise")).exists()
+    keys = whole.column("key")
+    rng = np.random.default_rng(1)
+    for i in rng.choice(len(keys), 60, replace=False).tolist() + [int(whole.row(game.initial_state()))]:
+        state = game.decode(int(keys[i]))
+        got, ref = sol.lookup(state), whole.value_at(i)
+        assert got.expected == pytest.approx(ref.expected, abs=1e-9) and got.to_move == ref.to_move
+        assert got.kind == ref.kind
+    root = sol.root
+    assert root.kind == "simultaneous" and root.strategies is not None
+    assert root.expected == pytest.approx(whole.root.expected, abs=1e-9)
+    assert root.p_win is None
+    # the whole table read at once, as reports read it
+    assert sol.positions.height == whole.positions.height
+    assert np.array_equal(sol.positions["key"].to_numpy(), keys)
+
+
+def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    sets = ["--set", "petals=4", "--set", "run=2", "--set", "per_size=1"]
+    out = str(tmp_path / "t")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "solver.cli", *a], capture_output=True, text=True,  # noqa: E731
+                                    timeout=600, cwd=str(tmp_path))
+    r = run("solve", "petal", *sets, "--tiered", "--out", out, "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["solver"] == "value_iteration (by rounds)" and summary["certified"]
+    assert summary["start"]["expected"] == pytest.approx(1.0) and summary["start"]["p_win"] is None
+    assert "not computed" in summary["win_probabilities"]
+    r = run("show", "petal", *sets, "--out", out, "--json")
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(r.stdout)
+    assert shown["kind"] == "simultaneous" and len(shown["moves"]) == 36
+    r = run("report", "petal", *sets, "--out", out, "--reports", str(tmp_path / "r"))
+    assert r.returncode == 0, r.stderr
+    text = next((tmp_path / "r").rglob("report.md")).read_text()
+    assert "does not compute win probabilities yet" in text and "first secret choice" in text

@@ -34,6 +34,7 @@ EXPECTED = {
     ("blam", "4x4-2"): ("tiers", "retrograde"),
     ("petal", "6"): ("whole", "secret-choice"),
     ("petal", "8"): ("whole", "secret-choice"),
+    ("petal", "8-2"): ("rounds", "secret-choice"),
     ("carrots", "3x3"): ("whole", "value-iteration"),
     ("carrots", "4x4"): ("tiers", "value-iteration"),
 }
@@ -77,9 +78,15 @@ def test_carrots_tiered_is_value_iteration_tiers():
     assert route(preset("override", "3x3-2"), tiered=False).kind == "whole"
 
 
-def test_tiered_on_petal_is_refused_in_one_line():
-    with pytest.raises(VariantError, match="cannot be solved tier by tier; solve it without --tiered"):
-        route(preset("petal", "6"), tiered=True)
+def test_tiered_on_petal_is_round_by_round():
+    """Petal Battle names its round phases: --tiered solves it round by round from its keys,
+    one table file a phase; a secret-choice game without phases is refused."""
+    r = route(preset("petal", "6"), tiered=True)
+    assert (r.kind, r.engine) == ("rounds", "secret-choice") and "asked for (--tiered)" in r.why
+    assert route(preset("petal", "8-2")).why.startswith("round by round from the keys: too large")
+    assert route(preset("petal", "8-2"), tiered=False).kind == "whole"
+    with pytest.raises(VariantError, match="drop them"):
+        route(preset("petal", "6"), tiered=True, sweep_options={"jobs": 2})
 
 def test_tiered_random_setup_is_the_union_of_its_setups():
     """--tiered on a random setup solves every setup's positions together, tier by tier, by

@@ -9,9 +9,9 @@ from typing import Literal
 
 from solver.core.game import Game
 
-Kind = Literal["whole", "tiers", "sweep"]
+Kind = Literal["whole", "tiers", "sweep", "rounds"]
 Engine = Literal["retrograde", "value-iteration", "secret-choice"]
-KINDS: tuple[str, ...] = ("whole", "tiers", "sweep")
+KINDS: tuple[str, ...] = ("whole", "tiers", "sweep", "rounds")
 ENGINES: tuple[str, ...] = ("retrograde", "value-iteration", "secret-choice")
 
 

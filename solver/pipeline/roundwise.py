@@ -22,14 +22,20 @@ probabilities and the proven bounds of the whole-graph solve (:mod:`solver.pipel
 from __future__ import annotations
 
 import os
+import shutil
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import polars as pl
+import pyarrow as pa
 
+import solver
 from solver.core.arrays import SortedLookup
 from solver.core.game import Game, NodeKind
 from solver.engines.enumerate import Reached, reachable
@@ -37,15 +43,31 @@ from solver.engines.matrix_game import CHUNK, solve_matrix_games
 from solver.engines.rounds import sweep_rows
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR
 from solver.engines.stochastic import validate_tol
+from solver.pipeline.tierwork import tier_file
 from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json
+from solver.tables import mix_column, write_parquet
 
 _D = int(NodeKind.DECISION)
 _C = int(NodeKind.CHANCE)
 _S = int(NodeKind.SIMULTANEOUS)
 _T = int(NodeKind.TERMINAL)
 
+#: bytes a position while the sweeps run (keys 8, values 8, kinds and sides 2, phase order 4 and
+#: the lookup's index), measured on Petal Battle 6-2 (held_bytes / positions: 22.3)
+SWEEP_BYTES = 23
+#: bytes a position at the search's peak (every key found, the ply's children and their
+#: deduplication), measured on Petal Battle 8-2: 17.7 GiB sampled at ply 16 of 29 (51.7)
+SEARCH_BYTES = 52
+
+
+def estimate_bytes(positions: int) -> int:
+    """Peak memory of a round-by-round solve of ``positions`` positions (the search's peak)."""
+    return int(max(SEARCH_BYTES, SWEEP_BYTES) * positions)
+
+
 #: callback(stage, done, total, change): stage "find" (plies, positions, frontier),
-#: "sweep" (positions swept, positions, largest change so far) and "value" (sweeps, 0, change)
+#: "sweep" (positions swept, positions, largest change so far), "value" (sweeps, 0, change) after
+#: each sweep and "certify" (sweeps, 0, change) before the certificate's sweep
 Progress = Callable[[str, int, int, float], None]
 
 
@@ -113,6 +135,7 @@ class _RoundStarts:
             edges = offsets[pos][:, None] + np.arange(rr * cc)[None, :]
             self.groups.append((pos, child[edges].reshape(len(pos), rr, cc), rr, cc))
         self.last: list[np.ndarray | None] = [None] * len(self.groups)
+        self.moves = int(len(child))
 
     def solve(self, value: np.ndarray, to_move: np.ndarray, *, skip: float | None = None,
               mixes: bool = False) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
@@ -237,14 +260,16 @@ def solve_by_rounds(
     skip = tol / 10
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
 
-    def part(p: int, rows: np.ndarray, check: bool, write: bool) -> float:
+    moves = [0]  # counted by the certificate's sweep
+
+    def part(p: int, rows: np.ndarray, check: bool, write: bool) -> tuple[float, int]:
         exp = game.expand(keys[rows], canonical=symmetry)
         child = _found(find, keys, exp.children)
         if check:
             _check_phases(game, p, kind, exp, child)
         has_prob = exp.probs is not None
         prob = np.asarray(exp.probs, dtype=np.float64) if has_prob else np.ones(1)
-        return float(sweep_rows(rows, exp.offsets, child, prob, has_prob, kind, to_move, value, write))
+        return float(sweep_rows(rows, exp.offsets, child, prob, has_prob, kind, to_move, value, write)), len(child)
 
     def sweep(check: bool, write: bool) -> float:
         res = 0.0
@@ -253,8 +278,10 @@ def solve_by_rounds(
             jobs = [order[s : min(b, s + chunk)] for s in range(a, b, chunk)]
             results = (pool.map(lambda rows: part(p, rows, check, write), jobs) if pool is not None
                        else (part(p, rows, check, write) for rows in jobs))
-            for rows, r in zip(jobs, results):
+            for rows, (r, m) in zip(jobs, results):
                 res = max(res, r)
+                if not write:
+                    moves[0] += m
                 done += len(rows)
                 if progress is not None:
                     progress("sweep", done, len(order), res)
@@ -277,6 +304,8 @@ def solve_by_rounds(
                 progress("value", sweeps, 0, change)
         t_values = time.perf_counter()
         # the certificate: every equation of the stored values, the matrix games solved afresh
+        if progress is not None:
+            progress("certify", sweeps, 0, change)
         residual = sweep(False, False)
     finally:
         if pool is not None:
@@ -291,6 +320,7 @@ def solve_by_rounds(
         "positions": n,
         "round_starts": len(sims),
         "phases": len(groups),
+        "moves": moves[0] + starts.moves,
         "sweeps": sweeps,
         "last_sweep_change": float(change),
         "residual": float(residual),
@@ -376,3 +406,122 @@ def _check_phases(game: Game, phase: int, kind: np.ndarray, exp: Any, child: np.
         raise ValueError(f"a move into position {k} (phase {int(ph[low][0])}) does not raise the round phase "
                          f"({phase}): {game.name}'s round_phase is wrong for this variant (solve it with "
                          "the whole-graph engine)")
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+#: the work folder of an unfinished solve, beside the table folder
+WORK_SUFFIX = ".roundwise"
+
+
+def work_dir(folder: Path) -> Path:
+    return Path(folder).with_name(Path(folder).name + WORK_SUFFIX)
+
+
+def unfinished(folder: Path) -> str | None:
+    """When a round-by-round solve of this variant was started and not finished: how far it got."""
+    work = work_dir(folder)
+    found = read_json(work / "reached.json")
+    if found is None:
+        return None
+    swept = read_json(work / "values.json")
+    done = f"{int(swept['sweeps'])} sweeps done" if swept else "no sweep done"
+    return (f"its round-by-round solve in {work} is unfinished ({int(found['positions']):,} positions found, "
+            f"{done}); run the same `pyramids solve` command again to resume")
+
+
+def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: bool, run_id: str,
+                seconds: float) -> Path:
+    """Write ``sol`` as a tiered table whose tiers are the round phases (``tier_function``
+    ``round_phase`` in ``tiers.json``): one Parquet file a phase, sorted by key, read a row at a
+    time by :class:`solver.api.TieredSolution`. Columns: ``key``, ``player``, ``kind``, ``value``
+    (expected result of the side to move), ``value_player1``, ``p_win``/``p_loss`` (null: not
+    computed by this engine yet) and, at round starts, both mixes (``strategy_1``/``strategy_2``).
+    Written in a temporary folder, then renamed over ``folder``."""
+    folder = Path(folder)
+    tmp = folder.with_name(f".{folder.name}.writing-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "tiers").mkdir(parents=True)
+    keys, n = sol.keys, len(sol.keys)
+    phase = np.concatenate([np.asarray(game.round_phase(keys[a : a + (1 << 22)])) for a in range(0, n, 1 << 22)])
+    sim_at = {int(r): i for i, r in enumerate(sol.sims.tolist())}
+    tiers = []
+    sign = lambda rows: np.where(sol.to_move[rows] == 0, 1.0, -1.0)  # noqa: E731
+    for p in np.unique(phase).tolist():
+        rows = np.flatnonzero(phase == p)
+        file = f"tiers/{tier_file(int(p))}"
+        meta_t = {"run_id": run_id, "rules_version": game.rules_version, "tier": int(p), "positions": len(rows)}
+
+        def frames(rows=rows):
+            step = 1 << 20
+            for a in range(0, max(1, len(rows)), step):
+                r = rows[a : a + step]
+                cols = {
+                    "key": pl.Series(keys[r], dtype=pl.UInt64),
+                    "player": pl.Series(sol.to_move[r].astype(np.uint8), dtype=pl.UInt8),
+                    "kind": pl.Series(sol.kind[r].astype(np.uint8), dtype=pl.UInt8),
+                    "value": pl.Series(sol.value[r], dtype=pl.Float64),
+                    "value_player1": pl.Series(sol.value[r] * sign(r), dtype=pl.Float64),
+                    "p_win": pl.Series([None] * len(r), dtype=pl.Float64),
+                    "p_loss": pl.Series([None] * len(r), dtype=pl.Float64),
+                }
+                frame = pl.DataFrame(cols)
+                local = {j: int(i) for j, i in enumerate(r.tolist()) if int(i) in sim_at} if p == 0 else {}
+                for who in (0, 1):
+                    mixes = {j: sol.mixes[who][sim_at[i]] for j, i in local.items()}
+                    frame = frame.with_columns(pl.Series(f"strategy_{who + 1}", pl.from_arrow(
+                        mix_column(len(r), mixes) if mixes else pa.nulls(len(r), pa.list_(pa.float64())))))
+                yield frame
+
+        write_parquet(frames(), tmp / file, meta_t)
+        tiers.append({"tier": int(p), "name": f"round phase {int(p)}", "file": file, "positions": int(len(rows))})
+    root_key = int(keys[sol.root])
+    root_phase = int(phase[sol.root])
+    root_row = int(np.searchsorted(keys[phase == root_phase], keys[sol.root]))
+    st = sol.stats
+    meta = {
+        "game": game.name, "variant": game.variant.as_text(), "variant_id": game.variant.variant_id(),
+        "label": game.variant.label(), "rules_version": game.rules_version,
+        "toolkit_version": solver.__version__, "symmetry": symmetry,
+        "counts": {"positions": n, "edges": int(st.get("moves", 0)),
+                   "terminal": int(np.count_nonzero(sol.kind == _T)), "chance": int(np.count_nonzero(sol.kind == _C)),
+                   "simultaneous": len(sol.sims)},
+        "root_key": root_key, "root_tier": root_phase, "root_row_in_tier": root_row,
+        "solve_seconds": seconds, "timings": {"search": st["seconds_search"], "sweeps": st["seconds_sweeps"]},
+        "scored": bool(game.scored), "players": game.num_players,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "solver": "value_iteration (by rounds)", "solution": "stochastic", "layout": "tiered",
+        "tier_function": "round_phase", "solve_id": run_id, "files": [t["file"] for t in tiers], "tiers": tiers,
+        "sweeps": st["sweeps"], "residual": st["residual"], "tolerance": st["tol"],
+        "converged": sol.converged, "certified": st["certified"],
+        "certificate_threshold": st["certificate_threshold"], "round_starts": len(sol.sims),
+        "simultaneous_engine": "roundwise", "win_probabilities": "not computed by the round-by-round engine",
+    }
+    if not st["certified"] or not sol.converged:
+        meta["not_certified_because"] = (f"value iteration stopped after {st['sweeps']} sweeps with residual "
+                                         f"{st['residual']:.3g}; raise --max-sweeps")
+    atomic_json(tmp / "tiers.json", meta)
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+        os.rename(folder, old)
+        os.rename(tmp, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.rename(tmp, folder)
+    return folder
+
+
+def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float = 1e-12,
+                  max_sweeps: int | None = None, workers: int | None = None,
+                  progress: Progress | None = None, force: bool = False) -> Path:
+    """Solve ``game`` round by round into the table ``folder`` (resuming the work folder beside
+    it unless ``force``), then remove the work folder; returns ``folder``."""
+    work = work_dir(folder)
+    if force:
+        shutil.rmtree(work, ignore_errors=True)
+    t0 = time.perf_counter()
+    sol = solve_by_rounds(game, tol=tol, max_sweeps=100_000 if max_sweeps is None else max_sweeps,
+                          symmetry=symmetry, workers=workers, progress=progress, work=work)
+    write_table(game, sol, folder, symmetry=symmetry, run_id=uuid.uuid4().hex, seconds=time.perf_counter() - t0)
+    shutil.rmtree(work, ignore_errors=True)
+    return folder

@@ -5,7 +5,9 @@
 disk and what the caller asked for:
 
 * **kind**: the whole graph in memory (:func:`solver.pipeline.whole.solve_variant`), tier by tier
-  out of core (:mod:`.tiered`), or a sweep of setup classes as Dask tasks (:mod:`.tasks`);
+  out of core (:mod:`.tiered`), a sweep of setup classes as Dask tasks (:mod:`.tasks`), or, for
+  a game whose rounds start with a secret choice and that names its round phases, round by
+  round from its keys (:mod:`.roundwise`);
 * **engine**: retrograde, value iteration (dice during play) or the secret-choice engine (value
   iteration with a matrix game at each simultaneous node).
 
@@ -22,7 +24,7 @@ from typing import Any, Mapping
 
 from solver.core.game import Game
 from solver.errors import VariantError
-from solver.pipeline import tasks, tiered
+from solver.pipeline import measured, roundwise, tasks, tiered
 from solver.pipeline.capabilities import ENGINES, KINDS, Engine, Kind, engine_of  # noqa: F401 - public here too
 from solver.pipeline.measured import large_reason
 
@@ -38,8 +40,9 @@ SWEEP_ONLY = ("setup_limit", "batch")
 class Route:
     """How a variant is solved.
 
-    ``kind``: ``"whole"`` (the whole graph in memory), ``"tiers"`` (tier by tier, out of core) or
-    ``"sweep"`` (one Dask task per batch of setup classes). ``engine``: ``"retrograde"``,
+    ``kind``: ``"whole"`` (the whole graph in memory), ``"tiers"`` (tier by tier, out of core),
+    ``"sweep"`` (one Dask task per batch of setup classes) or ``"rounds"`` (secret-choice games
+    that name round phases: round by round from their keys, :mod:`solver.pipeline.roundwise`). ``engine``: ``"retrograde"``,
     ``"value-iteration"`` or ``"secret-choice"``, from the game's declaration: the most general
     engine its variants need (a variant whose graph turns out to have none of the nodes a
     stochastic engine is for, e.g. Petal Battle with open sequencing, is solved by retrograde, the
@@ -99,6 +102,12 @@ def route(game: Game, *, tiered: bool | None = None, folder: Path | None = None,
     if any(k in given for k in SWEEP_ONLY):
         raise VariantError(f"--setup-limit and --batch are for random setups; {game.variant.label()} "
                            f"cannot be swept: {tasks.sweepable(game)}")
+    why = _rounds_reason(game, tiered, folder)
+    if why is not None:
+        if "jobs" in given or "scheduler" in given:
+            raise VariantError(f"--jobs and --scheduler run tasks of tiered solves and of random setups; "
+                               f"{game.variant.label()} is solved round by round in this process: drop them")
+        return Route("rounds", "secret-choice", why)
     why = _tiers_reason(game, tiered, folder)
     if why is not None:
         return Route("tiers", engine_of(game, "tiers"), why)
@@ -123,6 +132,23 @@ def _sweep_reason(game: Game, given: Mapping[str, Any]) -> str | None:
     if setups > tasks.SWEEP_MIN_ARRANGEMENTS:
         return (f"setup sweep: {count}, more than the whole graph takes "
                 f"({tasks.SWEEP_MIN_ARRANGEMENTS:,})")
+    return None
+
+
+def _rounds_reason(game: Game, asked: bool | None, folder: Path | None) -> str | None:
+    """Why ``game`` is solved round by round from its keys (``None``: it is not): a secret-choice
+    game that names its round phases, asked for with ``--tiered``, a preset measured too large for
+    the whole graph, or with an unfinished round-by-round solve in ``folder``'s work folder (a
+    variant only estimated large by formula is refused by the whole-graph path, at once)."""
+    if not (game.secret_choices and game.has_round_phases) or asked is False:
+        return None
+    if asked:
+        return "round by round from the keys (the phases of a round as tiers): asked for (--tiered)"
+    entry = measured.of_game(game)
+    if entry is not None and entry.too_large is not None:  # (measured; a formula's estimate alone is refused)
+        return f"round by round from the keys: too large for the whole graph ({entry.too_large.split(' (')[0]})"
+    if folder is not None and roundwise.unfinished(folder) is not None:
+        return f"round by round: resuming the unfinished solve in {roundwise.work_dir(Path(folder))}"
     return None
 
 

@@ -116,6 +116,74 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
             cluster.close()
 
 
+def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: bool, tol: float,
+                         max_sweeps: int | None, workers: int | None, progress: bool | str,
+                         announce: Callable[[str], None] | None = None, notes: list[str] | None = None,
+                         check: bool = True) -> Path:
+    """Solve a secret-choice game round by round from its keys (:mod:`solver.pipeline.roundwise`)
+    into the table ``folder``, resuming its work folder; the size estimate is announced first
+    (measured presets) and, with ``check``, a variant whose estimate does not fit the free memory
+    is refused in one line before any work."""
+    from solver.errors import TooBigError
+    from solver.pipeline import memory, roundwise
+    from solver.pipeline.measured import of_game
+
+    entry = of_game(game)
+    if entry is not None and entry.positions is not None:
+        need = roundwise.estimate_bytes(entry.positions)
+        line = (f"{game.variant.label()}: {entry.positions:,} positions (measured); solved round by round "
+                f"from its keys: about {need / 2**30:.1f} GB at the search's peak, "
+                f"{roundwise.SWEEP_BYTES * entry.positions / 2**30:.1f} GB while it sweeps; every sweep expands "
+                "every position again (resumable after each sweep)")
+        (announce or (notes.append if notes is not None else (lambda _: None)))(line)
+        free = memory.available_memory()
+        if check and free is not None and need > free:
+            raise TooBigError(f"{game.variant.label()} needs about {need / 2**30:.1f} GB round by round and "
+                              f"{free / 2**30:.1f} GB is free; free memory or add --ignore-estimate to try anyway")
+    elif check and game.known_large() is not None and roundwise.unfinished(folder) is None:
+        raise TooBigError(f"{game.variant.label()} has {game.known_large().split(', past')[0]}, not measured; "
+                          "round by round it needs about "
+                          f"{roundwise.SEARCH_BYTES} bytes a position at the search's peak: add "
+                          "--ignore-estimate to try anyway")
+    tasks: dict[str, Task] = {}
+
+    def shown(stage: str, done: int, total: int, change: float) -> None:
+        if stage == "find":
+            if "find" not in tasks:
+                tasks["find"] = Task("finding positions", progress, unit="plies")
+            tasks["find"].update(done + 1, note=f"{total:,} positions")
+        elif stage == "sweep":
+            if "find" in tasks:
+                tasks.pop("find").close()
+            if "sweep" not in tasks:
+                tasks["sweep"] = Task("sweeping", progress, total=total, unit="positions", percent=True,
+                                      unit_scale=True)
+            last = f", last change {sweeps[-1]:.2g}" if sweeps else ""
+            what = "the certificate's sweep" if certifying else f"sweep {len(sweeps) + 1}"
+            tasks["sweep"].update(done, total=total, note=what + last)
+        elif stage == "certify":
+            certifying.append(True)
+            if "sweep" in tasks:
+                tasks.pop("sweep").close()
+        elif stage == "value":
+            sweeps.append(change)
+            if "sweep" in tasks:
+                tasks.pop("sweep").close()
+
+    sweeps: list[float] = []
+    certifying: list[bool] = []
+    try:
+        return roundwise.solve_variant(game, folder, symmetry=symmetry, tol=tol, max_sweeps=max_sweeps,
+                                       workers=workers, progress=shown if progress else None, force=force)
+    except ValueError as exc:  # a game whose phases do not rise, a work folder of another variant
+        from solver.errors import VariantError
+
+        raise VariantError(str(exc)) from None
+    finally:
+        for task in tasks.values():
+            task.close()
+
+
 def solve_graph(
     game: Game, graph: Graph, *, progress: bool | str = False, tol: float = 1e-12,
     max_sweeps: int | None = None, engine: str | None = None, bound_rounds: int | None = BOUND_ROUNDS,
