@@ -39,9 +39,8 @@ import solver
 from solver.core.arrays import SortedLookup
 from solver.core.game import Game, NodeKind
 from solver.engines.enumerate import Reached, reachable
-from solver.engines.matrix_game import CHUNK, solve_matrix_games
 from solver.engines.rounds import sweep_rows
-from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR
+from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counters, SimBlock
 from solver.engines.stochastic import validate_tol
 from solver.pipeline.tierwork import tier_file
 from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json
@@ -103,9 +102,11 @@ class RoundwiseSolution:
 
 
 class _RoundStarts:
-    """The round starts' matrix games: their children's rows found once (36 a start in Petal
-    Battle), their last matrices kept so that a start whose matrix moved by at most ``skip``
-    keeps its value (as :class:`~solver.engines.simultaneous.SimBlock` does)."""
+    """The round starts' matrix games, solved by the engines' own
+    :class:`~solver.engines.simultaneous.SimBlock` on a small index space of their own: the round
+    starts first, then the positions their moves reach (found once: 36 a start in Petal Battle),
+    so that the block never indexes the whole variant's moves. A start whose matrix moved by at
+    most ``skip`` since its last solve keeps its value, as in the round engine."""
 
     def __init__(self, game: Game, keys: np.ndarray, find: SortedLookup, sims: np.ndarray, symmetry: bool,
                  chunk: int) -> None:
@@ -125,46 +126,30 @@ class _RoundStarts:
         deg = np.concatenate(degrees) if degrees else np.zeros(0, np.int64)
         offsets = np.zeros(len(sims) + 1, np.int64)
         np.cumsum(deg, out=offsets[1:])
-        # every start's moves are rows x columns; each shape a group of its own
-        c = np.where(r > 0, deg // np.maximum(r, 1), 0)
-        self.groups: list[tuple[np.ndarray, np.ndarray, int, int]] = []
-        shape = r * (int(c.max(initial=0)) + 1) + c
-        for sid in np.unique(shape).tolist():
-            pos = np.flatnonzero(shape == sid)
-            rr, cc = int(r[pos[0]]), int(c[pos[0]])
-            edges = offsets[pos][:, None] + np.arange(rr * cc)[None, :]
-            self.groups.append((pos, child[edges].reshape(len(pos), rr, cc), rr, cc))
-        self.last: list[np.ndarray | None] = [None] * len(self.groups)
         self.moves = int(len(child))
+        # the local space: the starts (0..S-1), then every other position their moves reach
+        reached = np.setdiff1d(np.unique(child), sims, assume_unique=True)
+        self.space = np.concatenate([sims.astype(np.int64), reached])
+        order = np.argsort(self.space, kind="stable")
+        self.child = order[np.searchsorted(self.space[order], child)]
+        self.block = SimBlock(np.arange(len(sims)), offsets, r, deg)
+        self.counters = Counters()
 
     def solve(self, value: np.ndarray, to_move: np.ndarray, *, skip: float | None = None,
               mixes: bool = False) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """New values (own view) of the round starts from ``value``; with ``mixes``, both
-        players' optimal mixes (padded to the widest shape)."""
-        sims = self.sims
-        out = value[sims].copy()
-        width_r = max((g[2] for g in self.groups), default=0)
-        width_c = max((g[3] for g in self.groups), default=0)
-        mix = (np.zeros((len(sims), width_r)), np.zeros((len(sims), width_c))) if mixes else None
-        for g, (pos, child, _, _) in enumerate(self.groups):
-            a = value[child] * np.where(to_move[child] == 0, 1.0, -1.0)
-            todo: Any = slice(None)
-            if skip is not None and self.last[g] is not None:
-                moved = np.abs(a - self.last[g]).max(axis=(1, 2)) > skip
-                if not moved.any():
-                    continue
-                todo = np.flatnonzero(moved)
-            batch = solve_matrix_games(a[todo], chunk=CHUNK)
-            if skip is not None:
-                if self.last[g] is None:
-                    self.last[g] = a.copy()
-                else:
-                    self.last[g][todo] = a[todo]
-            at = pos[todo]
-            out[at] = batch.value * np.where(to_move[sims[at]] == 0, 1.0, -1.0)
-            if mix is not None:
-                mix[0][at, : batch.row.shape[1]] = batch.row
-                mix[1][at, : batch.col.shape[1]] = batch.col
+        players' optimal mixes (padded with zeros to the widest shape)."""
+        strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = {} if mixes else None
+        out = self.block.solve(value[self.space], self.child, to_move[self.space], self.counters, skip=skip,
+                               strategies=strategies)
+        if strategies is None:
+            return out, None
+        width_r = max((len(x) for x, _ in strategies.values()), default=0)
+        width_c = max((len(y) for _, y in strategies.values()), default=0)
+        mix = (np.zeros((len(self.sims), width_r)), np.zeros((len(self.sims), width_c)))
+        for at, (x, y) in strategies.items():
+            mix[0][at, : len(x)] = x
+            mix[1][at, : len(y)] = y
         return out, mix
 
 
@@ -321,6 +306,7 @@ def solve_by_rounds(
         "round_starts": len(sims),
         "phases": len(groups),
         "moves": moves[0] + starts.moves,
+        **starts.counters.stats(),
         "sweeps": sweeps,
         "last_sweep_change": float(change),
         "residual": float(residual),
