@@ -534,7 +534,8 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
             doc.sections.append(build())
         except _MISSING as exc:  # e.g. per-seat multi-player tables: skip with a note
             sec = Section(title_, "This section cannot be computed from this table.")
-            sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {exc})")
+            what = str(exc).strip().splitlines()[0].split("; valid columns")[0] if str(exc).strip() else ""
+            sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {what})")
             doc.sections.append(sec)
     bar.advance(note="glossary")
     glossary = glossary_section(doc)
@@ -625,18 +626,20 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
              "(and plays perfectly afterwards) against an opponent who knows it and answers with the "
              "best reply.")
     # how often each action is played over all secret choices in the table
-    sim_rows = np.flatnonzero(t.positions["kind"].to_numpy() == int(NodeKind.SIMULTANEOUS))
+    # (a query: a tiered table's scan streams through its files instead of loading them)
+    sims = M.collect(t.positions, t.positions.lazy().filter(pl.col("kind") == int(NodeKind.SIMULTANEOUS))
+                     .select("strategy_1", "strategy_2"))
     table_rows = []
     for p, names in ((1, rows), (2, cols)):
         who = p1 if p == 1 else p2
-        lists = t.positions[f"strategy_{p}"].gather(sim_rows).drop_nulls()
-        same = [lst for lst in lists.to_list() if len(lst) == len(names)]
-        if same:
-            mean = np.mean(np.array(same), axis=0)
+        lists = sims[f"strategy_{p}"].drop_nulls()
+        same = lists.filter(lists.list.len() == len(names))
+        if len(same):
+            mean = same.explode().to_numpy().reshape(-1, len(names)).mean(axis=0)
             table_rows.append([who] + [f"{m:.3f}" for m in mean])
     if table_rows and len(rows) == len(cols):
         sec.table(["mean probability over all secret choices"] + rows, table_rows)
-        sec.note(f"Averaged over the {len(sim_rows):,} secret choices in the table (each counted once, "
+        sec.note(f"Averaged over the {sims.height:,} secret choices in the table (each counted once, "
                  "not weighted by how often play reaches it).")
     return sec
 

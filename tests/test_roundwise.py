@@ -272,6 +272,9 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     # the whole table read at once, as reports read it
     assert sol.positions.height == whole.positions.height
     assert np.array_equal(sol.positions["key"].to_numpy(), keys)
+    for col in ("ply", "num_moves", "player", "kind"):
+        assert np.array_equal(sol.positions[col].to_numpy().astype(np.int64),
+                              whole.positions[col].to_numpy().astype(np.int64)), col
 
 
 def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
@@ -297,3 +300,17 @@ def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     text = next((tmp_path / "r").rglob("report.md")).read_text()
     assert "does not compute win probabilities yet" in text and "first secret choice" in text
+    assert "cannot be computed" not in text
+
+
+def test_a_report_streams_through_the_phase_files(tmp_path, monkeypatch) -> None:
+    """A table with too many moves to regenerate (Petal 8-2's 2.6e9) is read by the report as a
+    scan of its files: every section still computes, the first secret choice included."""
+    import solver.api as api
+    from analysis.report import write_report
+
+    monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
+    sol = api.solve(make_game("petal", P4), out=tmp_path / "t", tiered=True)
+    assert sol.edges is None
+    text = write_report(sol, tmp_path / "r").read_text()
+    assert "first secret choice" in text and "Positions by ply" in text and "cannot be computed" not in text

@@ -275,8 +275,8 @@ class _Plies:
 class Reached:
     """Every position reachable from the start, by key, without its moves (:func:`reachable`):
     ``keys`` sorted ``uint64``; per position ``kind`` and ``to_move`` (``int8``) and ``result``
-    (``int8``: at terminals the result of ``to_move``, 0 elsewhere); ``root`` the start's row.
-    11 bytes a position."""
+    (``int8``: at terminals the result of ``to_move``, 0 elsewhere); ``root`` the start's row;
+    ``ply`` (``uint16``) the ply at which each position was first reached. 13 bytes a position."""
 
     keys: np.ndarray
     kind: np.ndarray
@@ -284,6 +284,7 @@ class Reached:
     result: np.ndarray
     root: int
     plies: int
+    ply: np.ndarray | None = None
 
 
 def reachable(
@@ -319,15 +320,18 @@ def reachable(
     kind = np.empty(n, np.int8)
     to_move = np.empty(n, np.int8)
     result = np.empty(n, np.int8)
+    ply = np.empty(n, np.uint16)
     while levels:
+        d = len(levels) - 1
         lk, packed = levels.pop()
         rows = find(lk)
         kind[rows] = (packed & 0xFF).astype(np.uint8).view(np.int8)
         to_move[rows] = ((packed >> 8) & 0xFF).astype(np.uint8).view(np.int8)
         result[rows] = ((packed >> 16) & 0xFF).astype(np.uint8).view(np.int8)
+        ply[rows] = d
         del lk, packed, rows
     return Reached(keys=keys, kind=kind, to_move=to_move, result=result,
-                   root=int(np.searchsorted(keys, root_key)), plies=plies.ply)
+                   root=int(np.searchsorted(keys, root_key)), plies=plies.ply, ply=ply)
 
 
 #: an enumeration keeps every ply's expansion (children's keys, node kinds, ...) for the final

@@ -86,6 +86,10 @@ class RoundwiseSolution:
     mixes: tuple[np.ndarray, np.ndarray]
     converged: bool
     stats: dict[str, Any] = field(default_factory=dict)
+    #: the ply at which each position was first reached (``None``: a work folder that predates it)
+    ply: np.ndarray | None = None
+    #: each position's number of moves (counted by the certificate's sweep)
+    num_moves: np.ndarray | None = None
 
     @property
     def start_value(self) -> float:
@@ -127,6 +131,7 @@ class _RoundStarts:
         offsets = np.zeros(len(sims) + 1, np.int64)
         np.cumsum(deg, out=offsets[1:])
         self.moves = int(len(child))
+        self.degrees = deg
         # the local space: the starts (0..S-1), then every other position their moves reach
         reached = np.setdiff1d(np.unique(child), sims, assume_unique=True)
         self.space = np.concatenate([sims.astype(np.int64), reached])
@@ -246,6 +251,7 @@ def solve_by_rounds(
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
 
     moves = [0]  # counted by the certificate's sweep
+    num_moves = np.zeros(0, np.uint16)
 
     def part(p: int, rows: np.ndarray, check: bool, write: bool) -> tuple[float, int]:
         exp = game.expand(keys[rows], canonical=symmetry)
@@ -254,6 +260,8 @@ def solve_by_rounds(
             _check_phases(game, p, kind, exp, child)
         has_prob = exp.probs is not None
         prob = np.asarray(exp.probs, dtype=np.float64) if has_prob else np.ones(1)
+        if not write:  # the certificate's sweep: each row's moves (rows of one phase, apart)
+            num_moves[rows] = np.minimum(np.diff(exp.offsets), np.iinfo(np.uint16).max)
         return float(sweep_rows(rows, exp.offsets, child, prob, has_prob, kind, to_move, value, write)), len(child)
 
     def sweep(check: bool, write: bool) -> float:
@@ -291,6 +299,8 @@ def solve_by_rounds(
         # the certificate: every equation of the stored values, the matrix games solved afresh
         if progress is not None:
             progress("certify", sweeps, 0, change)
+        num_moves = np.zeros(n, np.uint16)
+        num_moves[sims] = np.minimum(starts.degrees, np.iinfo(np.uint16).max)
         residual = sweep(False, False)
     finally:
         if pool is not None:
@@ -323,7 +333,8 @@ def solve_by_rounds(
                           + (find.starts.nbytes if find.starts is not None else 0)),
     }
     return RoundwiseSolution(keys=keys, value=value, kind=kind, to_move=to_move, root=reached.root, sims=sims,
-                             mixes=mixes, converged=bool(change < tol and certified), stats=stats)
+                             mixes=mixes, converged=bool(change < tol and certified), stats=stats,
+                             ply=reached.ply, num_moves=num_moves)
 
 
 class _WorkFolder:
@@ -345,14 +356,17 @@ class _WorkFolder:
         if meta is None:
             return None
         arrays = {name: np.load(self.path / f"{name}.npy") for name in ("keys", "kind", "to_move", "result")}
+        if (self.path / "ply.npy").exists():
+            arrays["ply"] = np.load(self.path / "ply.npy")
         if any(len(a) != meta["positions"] for a in arrays.values()):
             raise ValueError(f"work folder {self.path}: its search files disagree with reached.json; delete it "
                              "and start again")
         return Reached(root=int(meta["root"]), plies=int(meta["plies"]), **arrays)
 
     def keep_reached(self, reached: Reached) -> None:
-        for name in ("keys", "kind", "to_move", "result"):
-            atomic_npy(self.path / f"{name}.npy", getattr(reached, name))
+        for name in ("keys", "kind", "to_move", "result", "ply"):
+            if getattr(reached, name) is not None:
+                atomic_npy(self.path / f"{name}.npy", getattr(reached, name))
         atomic_json(self.path / "reached.json", {"variant": self.label, "positions": len(reached.keys),
                                                  "root": reached.root, "plies": reached.plies})
 
@@ -422,7 +436,8 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     ``round_phase`` in ``tiers.json``): one Parquet file a phase, sorted by key, read a row at a
     time by :class:`solver.api.TieredSolution`. Columns: ``key``, ``player``, ``kind``, ``value``
     (expected result of the side to move), ``value_player1``, ``p_win``/``p_loss`` (null: not
-    computed by this engine yet) and, at round starts, both mixes (``strategy_1``/``strategy_2``).
+    computed by this engine yet), ``ply`` (where the search kept it), ``num_moves`` and, at round
+    starts, both mixes (``strategy_1``/``strategy_2``).
     Written in a temporary folder, then renamed over ``folder``."""
     folder = Path(folder)
     tmp = folder.with_name(f".{folder.name}.writing-{os.getpid()}")
@@ -448,9 +463,13 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
                     "kind": pl.Series(sol.kind[r].astype(np.uint8), dtype=pl.UInt8),
                     "value": pl.Series(sol.value[r], dtype=pl.Float64),
                     "value_player1": pl.Series(sol.value[r] * sign(r), dtype=pl.Float64),
-                    "p_win": pl.Series([None] * len(r), dtype=pl.Float64),
-                    "p_loss": pl.Series([None] * len(r), dtype=pl.Float64),
+                    "p_win": pl.repeat(None, len(r), dtype=pl.Float64, eager=True),
+                    "p_loss": pl.repeat(None, len(r), dtype=pl.Float64, eager=True),
                 }
+                if sol.ply is not None:
+                    cols["ply"] = pl.Series(sol.ply[r], dtype=pl.UInt16)
+                if sol.num_moves is not None:
+                    cols["num_moves"] = pl.Series(sol.num_moves[r], dtype=pl.UInt16)
                 frame = pl.DataFrame(cols)
                 local = {j: int(i) for j, i in enumerate(r.tolist()) if int(i) in sim_at} if p == 0 else {}
                 for who in (0, 1):
