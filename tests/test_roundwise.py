@@ -108,6 +108,7 @@ def test_reachable_equals_the_enumeration() -> None:
         assert np.array_equal(np.asarray(graph.result)[terminal], found.result[terminal])
         assert np.all(found.result[~terminal] == 0)
         assert found.root == graph.root
+        assert np.array_equal(np.asarray(graph.ply), found.ply)
 
 
 class _WrongPhases(Petal):

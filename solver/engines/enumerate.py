@@ -18,6 +18,7 @@ import signal
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 
 import numpy as np
+from numba import njit
 
 from solver.core.game import Game, NodeKind
 from solver.engines.graph import Graph, dead_end_message
@@ -235,6 +236,9 @@ class _Plies:
         self.max_positions, self.progress = max_positions, progress
         self.ply = 0
         self.pool: Executor | None = None
+        #: optional: a number per key of ``seen`` (set by the caller, kept aligned through every
+        #: merge; keys found in a ply get 0 until the caller fills them)
+        self.info: np.ndarray | None = None
 
     def __iter__(self):
         from solver.errors import TooBigError
@@ -256,8 +260,16 @@ class _Plies:
                 new = np.empty(0, dtype=np.uint64)
             del kids
             if len(new):
-                # two sorted runs: a stable sort (timsort) merges them in linear time
-                self.seen = np.sort(np.concatenate([self.seen, new]), kind="stable")
+                # two sorted runs merged into one new array (a concatenation and a sort held three)
+                merged = np.empty(len(self.seen) + len(new), np.uint64)
+                if self.info is None:
+                    _merge(self.seen, new, merged)
+                else:
+                    info = np.zeros(len(merged), self.info.dtype)
+                    _merge(self.seen, new, merged, self.info, info)
+                    self.info = info
+                self.seen = merged
+                del merged
             frontier = new
             if self.progress is not None:
                 self.progress(self.ply, len(self.seen), len(frontier))
@@ -276,7 +288,9 @@ class Reached:
     """Every position reachable from the start, by key, without its moves (:func:`reachable`):
     ``keys`` sorted ``uint64``; per position ``kind`` and ``to_move`` (``int8``) and ``result``
     (``int8``: at terminals the result of ``to_move``, 0 elsewhere); ``root`` the start's row;
-    ``ply`` (``uint16``) the ply at which each position was first reached. 13 bytes a position."""
+    ``ply`` (``uint16``) the ply at which each position was first reached. 13 bytes a position
+    (the search itself: about 12 a position found so far, plus the widest ply's expansions and the
+    merge of its new keys)."""
 
     keys: np.ndarray
     kind: np.ndarray
@@ -302,36 +316,55 @@ def reachable(
     seen, root_key = _start_keys(game, None, symmetry, max_positions)
     workers = (os.cpu_count() or 1) if workers is None else workers
     plies = _Plies(game, seen, symmetry, chunk, workers, max_positions, progress)
-    levels: list[tuple[np.ndarray, np.ndarray]] = []
+    # each position's kind, side to move, result and ply packed in a uint32 beside its key (kept
+    # aligned through the merges: no per-ply copy of the keys)
+    plies.info = np.zeros(len(seen), np.uint32)
     try:
         for frontier, parts in plies:
-            # kind, to_move and result in one byte each, packed in a uint32 while the ply's
-            # rows are not known yet
             packed = np.concatenate([
-                (p.kind.astype(np.uint32) & 0xFF) | ((p.to_move.astype(np.uint32) & 0xFF) << 8)
-                | ((p.result.astype(np.int8).view(np.uint8).astype(np.uint32)) << 16) for p in parts])
-            levels.append((frontier, packed))
+                (p.kind.astype(np.uint32) & 0xF) << 16 | (p.to_move.astype(np.uint32) & 0xFF) << 20
+                | (p.result.astype(np.int64) + 1).astype(np.uint32) << 28 for p in parts])
+            plies.info[np.searchsorted(plies.seen, frontier)] = packed | np.uint32(min(plies.ply, 0xFFFF))
+            del packed, parts  # (the ply's expansions go before its new keys are merged)
     finally:
         if plies.pool is not None:
             plies.pool.shutdown(wait=True, cancel_futures=True)
-    keys = plies.seen
-    n = len(keys)
-    find = SortedLookup(keys)
-    kind = np.empty(n, np.int8)
-    to_move = np.empty(n, np.int8)
-    result = np.empty(n, np.int8)
-    ply = np.empty(n, np.uint16)
-    while levels:
-        d = len(levels) - 1
-        lk, packed = levels.pop()
-        rows = find(lk)
-        kind[rows] = (packed & 0xFF).astype(np.uint8).view(np.int8)
-        to_move[rows] = ((packed >> 8) & 0xFF).astype(np.uint8).view(np.int8)
-        result[rows] = ((packed >> 16) & 0xFF).astype(np.uint8).view(np.int8)
-        ply[rows] = d
-        del lk, packed, rows
+    keys, info = plies.seen, plies.info
+    plies.info = None
+    kind = ((info >> 16) & 0xF).astype(np.int8)
+    to_move = ((info >> 20) & 0xFF).astype(np.int8)
+    result = (((info >> 28) & 0x3).astype(np.int8) - 1).astype(np.int8)
+    ply = (info & 0xFFFF).astype(np.uint16)
+    del info
     return Reached(keys=keys, kind=kind, to_move=to_move, result=result,
                    root=int(np.searchsorted(keys, root_key)), plies=plies.ply, ply=ply)
+
+
+@njit(cache=True, nogil=True)
+def _merge(a, b, out, pa=None, pout=None):  # pragma: no cover - compiled
+    """Merge the sorted, disjoint ``a`` and ``b`` into ``out``; with ``pa``, ``pout`` gets ``a``'s
+    numbers at ``a``'s keys and 0 at ``b``'s."""
+    i = j = k = 0
+    while i < len(a) and j < len(b):
+        if a[i] < b[j]:
+            out[k] = a[i]
+            if pa is not None:
+                pout[k] = pa[i]
+            i += 1
+        else:
+            out[k] = b[j]
+            j += 1
+        k += 1
+    while i < len(a):
+        out[k] = a[i]
+        if pa is not None:
+            pout[k] = pa[i]
+        i += 1
+        k += 1
+    while j < len(b):
+        out[k] = b[j]
+        j += 1
+        k += 1
 
 
 #: an enumeration keeps every ply's expansion (children's keys, node kinds, ...) for the final

@@ -51,9 +51,11 @@ _C = int(NodeKind.CHANCE)
 _S = int(NodeKind.SIMULTANEOUS)
 _T = int(NodeKind.TERMINAL)
 
-#: bytes a position while the sweeps run (keys 8, values 8, kinds and sides 2, phase order 4 and
-#: the lookup's index), measured on Petal Battle 6-2 (held_bytes / positions: 22.3)
-SWEEP_BYTES = 23
+#: bytes a position while the sweeps run: keys 8, values 8, kinds and sides 2, phase order 4 and
+#: the lookup's index (22.3 on Petal Battle 6-2, held_bytes / positions), plus the round starts'
+#: matrices and what the preparation leaves to the allocator: 11.4 GB resident on Petal Battle 8-2
+#: (31 bytes a position, top, 2026-12-05)
+SWEEP_BYTES = 31
 #: bytes a position at the search's peak (every key found, the ply's children and their
 #: deduplication), measured on Petal Battle 8-2: 17.7 GiB sampled at ply 16 of 29 (51.7)
 SEARCH_BYTES = 52
@@ -236,6 +238,8 @@ def solve_by_rounds(
     resumed = folder.values(n) if folder is not None else None
     if resumed is not None:
         value, sweeps, change = resumed
+        if progress is not None:
+            progress("value", sweeps, 0, change)  # (where the run resumes)
     else:
         value = np.zeros(n)
         terminal = kind == _T

@@ -158,19 +158,19 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
             if "sweep" not in tasks:
                 tasks["sweep"] = Task("sweeping", progress, total=total, unit="positions", percent=True,
                                       unit_scale=True)
-            last = f", last change {sweeps[-1]:.2g}" if sweeps else ""
-            what = "the certificate's sweep" if certifying else f"sweep {len(sweeps) + 1}"
+            last = f", last change {sweeps[-1][1]:.2g}" if sweeps else ""
+            what = "the certificate's sweep" if certifying else f"sweep {sweeps[-1][0] + 1 if sweeps else 1}"
             tasks["sweep"].update(done, total=total, note=what + last)
         elif stage == "certify":
             certifying.append(True)
             if "sweep" in tasks:
                 tasks.pop("sweep").close()
-        elif stage == "value":
-            sweeps.append(change)
+        elif stage == "value":  # (sweeps done, also where a resumed run starts)
+            sweeps.append((done, change))
             if "sweep" in tasks:
                 tasks.pop("sweep").close()
 
-    sweeps: list[float] = []
+    sweeps: list[tuple[int, float]] = []
     certifying: list[bool] = []
     try:
         return roundwise.solve_variant(game, folder, symmetry=symmetry, tol=tol, max_sweeps=max_sweeps,
