@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 import numpy as np
 import polars as pl
+from numba import njit
 import pyarrow as pa
 
 import solver
@@ -42,6 +43,7 @@ from solver.engines.enumerate import Reached, reachable
 from solver.engines.rounds import sweep_rows
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counters, SimBlock
 from solver.engines.stochastic import validate_tol
+from solver.pipeline.memory import arrow_on_malloc, return_freed_memory
 from solver.pipeline.tierwork import tier_file
 from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json
 from solver.tables import mix_column, write_parquet
@@ -174,24 +176,35 @@ def _found(find: SortedLookup, keys: np.ndarray, children: np.ndarray) -> np.nda
 def phase_order(game: Game, keys: np.ndarray, kind: np.ndarray, chunk: int = 1 << 22
                 ) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
     """The decision and chance nodes by phase, highest first: ``(rows, groups)`` with
-    ``groups`` a list of ``(phase, start, stop)`` slices of ``rows`` (int32 below 2**31)."""
+    ``groups`` a list of ``(phase, start, stop)`` slices of ``rows`` (int32 below 2**31; a
+    counting sort: no temporary beyond the phases themselves)."""
     n = len(keys)
-    phase = np.concatenate([np.asarray(game.round_phase(keys[a : a + chunk])) for a in range(0, n, chunk)]
-                           ) if n else np.zeros(0, np.uint8)
+    phase = np.zeros(n, np.uint16)
+    for a in range(0, n, chunk):
+        phase[a : a + chunk] = game.round_phase(keys[a : a + chunk])
     plain = (kind == _D) | (kind == _C)
-    dtype = np.int32 if n < 2**31 - 1 else np.int64
-    present = np.unique(phase[plain]) if n else np.zeros(0, np.uint8)
-    parts: list[np.ndarray] = []
+    counts = np.bincount(phase[plain], minlength=1).astype(np.int64)
+    present = np.flatnonzero(counts)[::-1]  # highest phase first
     groups: list[tuple[int, int, int]] = []
+    start = np.zeros(len(counts), np.int64)
     at = 0
-    for p in present[::-1].tolist():
-        rows = np.flatnonzero(plain & (phase == p)).astype(dtype)
-        groups.append((p, at, at + len(rows)))
-        at += len(rows)
-        parts.append(rows)
-    del phase, plain
-    order = np.concatenate(parts) if parts else np.zeros(0, dtype)
+    for p in present.tolist():
+        groups.append((int(p), at, at + int(counts[p])))
+        start[p] = at
+        at += int(counts[p])
+    order = np.empty(at, np.int32 if n < 2**31 - 1 else np.int64)
+    _fill_order(phase, plain, start, order)
     return order, groups
+
+
+@njit(cache=True, nogil=True)
+def _fill_order(phase, plain, start, order):  # pragma: no cover - compiled
+    """Rows of ``plain`` positions placed at their phase's next slot, in row order."""
+    for i in range(len(phase)):
+        if plain[i]:
+            p = phase[i]
+            order[start[p]] = i
+            start[p] += 1
 
 
 def solve_by_rounds(
@@ -232,6 +245,7 @@ def solve_by_rounds(
                             (lambda ply, seen, frontier: progress("find", ply, seen, float(frontier))))
         if folder is not None:
             folder.keep_reached(reached)
+    return_freed_memory()  # (the search's expansions and merges: their pages go back to the system)
     t_found = time.perf_counter()
     keys, kind, to_move = reached.keys, reached.kind, reached.to_move
     n = len(keys)
@@ -250,6 +264,7 @@ def solve_by_rounds(
     order, groups = phase_order(game, keys, kind)
     sims = np.flatnonzero(kind == _S)
     starts = _RoundStarts(game, keys, find, sims, symmetry, chunk)
+    return_freed_memory()
     t_ready = time.perf_counter()
     skip = tol / 10
     pool = ThreadPoolExecutor(workers) if workers > 1 else None
@@ -444,6 +459,8 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     starts, both mixes (``strategy_1``/``strategy_2``).
     Written in a temporary folder, then renamed over ``folder``."""
     folder = Path(folder)
+    arrow_on_malloc()  # (pyarrow's own pool would keep every row group's buffers it freed)
+    return_freed_memory()
     tmp = folder.with_name(f".{folder.name}.writing-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "tiers").mkdir(parents=True)
