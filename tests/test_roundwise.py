@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import polars as pl
 import pytest
 
 from solver.api import make_game
@@ -227,6 +228,7 @@ def test_random_round_games_equal_the_round_engine(seed: int) -> None:
 # --- the work folder, the table, the commands -------------------------------------------------
 
 P4 = dict(petals=4, run=2, per_size=2)
+P4_MIXED = dict(petals=4, run=3, per_size=1)  # 534 round starts, 48 different mixes, value +0.300
 
 
 def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
@@ -250,8 +252,8 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     starts' mixes are optimal."""
     from solver.api import TieredSolution, solve
 
-    game = make_game("petal", P4)
-    whole = solve(game, out=tmp_path / "whole")
+    game = make_game("petal", P4_MIXED)
+    whole = solve(game, out=tmp_path / "whole", bounds=False)
     sol = solve(game, out=tmp_path / "rounds", tiered=True)
     assert isinstance(sol, TieredSolution)
     meta = sol.meta
@@ -268,6 +270,15 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
         assert got.kind == ref.kind
     root = sol.root
     assert root.kind == "simultaneous" and root.strategies is not None
+    rw = solve_by_rounds(game)
+    x, y = rw.mix_at(rw.root)
+    assert list(root.strategies["1"].values()) == pytest.approx(x.tolist())
+    assert list(root.strategies["2"].values()) == pytest.approx(y.tolist())
+    table = sol.positions
+    sim = table["kind"].to_numpy() == int(NodeKind.SIMULTANEOUS)
+    assert np.array_equal(table["strategy_1"].is_not_null().to_numpy(), sim)
+    stored = np.array(table.filter(pl.col("kind") == int(NodeKind.SIMULTANEOUS))["strategy_2"].to_list())
+    assert np.allclose(stored, rw.mixes[1][:, : stored.shape[1]])
     assert root.expected == pytest.approx(whole.root.expected, abs=1e-9)
     assert root.p_win is None
     # the whole table read at once, as reports read it

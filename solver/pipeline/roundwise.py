@@ -466,7 +466,6 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     (tmp / "tiers").mkdir(parents=True)
     keys, n = sol.keys, len(sol.keys)
     phase = np.concatenate([np.asarray(game.round_phase(keys[a : a + (1 << 22)])) for a in range(0, n, 1 << 22)])
-    sim_at = {int(r): i for i, r in enumerate(sol.sims.tolist())}
     tiers = []
     sign = lambda rows: np.where(sol.to_move[rows] == 0, 1.0, -1.0)  # noqa: E731
     for p in np.unique(phase).tolist():
@@ -492,9 +491,11 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
                 if sol.num_moves is not None:
                     cols["num_moves"] = pl.Series(sol.num_moves[r], dtype=pl.UInt16)
                 frame = pl.DataFrame(cols)
-                local = {j: int(i) for j, i in enumerate(r.tolist()) if int(i) in sim_at} if p == 0 else {}
+                # the round starts among these rows (sims is sorted) and their rows in the mixes
+                at = np.searchsorted(sol.sims, r)
+                hit = np.flatnonzero(sol.sims[np.minimum(at, max(len(sol.sims) - 1, 0))] == r) if len(sol.sims) else at[:0]
                 for who in (0, 1):
-                    mixes = {j: sol.mixes[who][sim_at[i]] for j, i in local.items()}
+                    mixes = dict(zip(hit.tolist(), sol.mixes[who][at[hit]]))
                     frame = frame.with_columns(pl.Series(f"strategy_{who + 1}", pl.from_arrow(
                         mix_column(len(r), mixes) if mixes else pa.nulls(len(r), pa.list_(pa.float64())))))
                 yield frame
