@@ -226,7 +226,9 @@ def solve_by_rounds(
     positions are expanded at a time, by ``workers`` threads (default: every CPU; the search
     uses as many processes). ``reached``: the search's result when the caller has it.
     ``work``: a folder that keeps the search's result and the values after every sweep, so that
-    a run stopped in any way resumes from its last sweep (the same iterates, so the same result).
+    a run stopped in any way resumes from its last sweep (the same iterates, except that the
+    round starts whose matrix moved by at most ``tol / 10`` are solved again once: the same
+    result within the tolerance).
     Raises ``ValueError`` in one line when a move does not raise the phase, when the game names
     no phases or when ``work`` belongs to another variant."""
     validate_tol(tol)
