@@ -132,8 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     tier.add_argument("--tiered", dest="tiered", action="store_true", default=None,
                       help="solve tier by tier, out of core (games that name tiers); resumes an "
                            "unfinished tiered solve. A random setup (setup=all): every setup's "
-                           "positions together, instead of a sweep. Default: tiered for the presets "
-                           "too large for the whole-graph solver")
+                           "positions together, instead of a sweep. Secret choices (Petal Battle): "
+                           "round by round from the keys, a table file a round phase, resumable after "
+                           "every sweep. Default: tiered for the presets too large for the whole-graph "
+                           "solver")
     tier.add_argument("--no-tiered", dest="tiered", action="store_false",
                       help="solve the whole graph in memory")
     p.add_argument("--workers", type=int, default=None, metavar="N",
