@@ -596,7 +596,7 @@ def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> 
     """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
     unfinished (it is resumed). The decision is :func:`solver.pipeline.route.route`'s."""
-    return route(game, tiered=tiered, folder=folder, sweep=False).kind == "tiers"
+    return route(game, tiered=tiered, folder=folder, sweep=False).kind in ("tiers", "rounds")
 
 
 def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool = False) -> None:
@@ -797,7 +797,8 @@ def solve(
     if how.kind == "rounds":
         t0 = time.perf_counter()
         pipeline.solve_rounds_variant(game, folder, symmetry=symmetry, force=force, tol=tol, max_sweeps=max_sweeps,
-                                      workers=workers, progress=progress, announce=announce, notes=notes)
+                                      workers=workers, progress=progress, announce=announce, notes=notes,
+                                      check=check_estimate, max_positions=max_positions)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

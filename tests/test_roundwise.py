@@ -326,3 +326,16 @@ def test_a_report_streams_through_the_phase_files(tmp_path, monkeypatch) -> None
     assert sol.edges is None
     text = write_report(sol, tmp_path / "r").read_text()
     assert "first secret choice" in text and "Positions by ply" in text and "cannot be computed" not in text
+
+
+def test_max_positions_refuses_a_large_round_by_round_solve_at_once(capsys, tmp_path) -> None:
+    """Found by the fuzz test: `--max-positions` must hold round by round too (Petal 8-2's
+    368M measured positions are refused before any work; an unmeasured variant's search stops)."""
+    from solver.cli import main
+
+    for argv, text in [(["--preset", "8-2"], "has 368,197,732 positions (measured), more than --max-positions"),
+                       (["--preset", "6-2", "--tiered"], "has more than 20,000 positions")]:
+        code = main(["solve", "petal", *argv, "--max-positions", "20000", "--out", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 2 and text in err and len(err.strip().splitlines()) == 1, err
+    assert not any(tmp_path.rglob("*.npy"))

@@ -218,6 +218,7 @@ def solve_by_rounds(
     progress: Progress | None = None,
     reached: Reached | None = None,
     work: Path | None = None,
+    max_positions: int | None = None,
 ) -> RoundwiseSolution:
     """Solve a game that names round phases (:attr:`Game.has_round_phases`) from its keys.
 
@@ -242,7 +243,7 @@ def solve_by_rounds(
     if reached is None and folder is not None:
         reached = folder.reached()
     if reached is None:
-        reached = reachable(game, symmetry=symmetry, chunk=chunk, workers=workers,
+        reached = reachable(game, symmetry=symmetry, chunk=chunk, workers=workers, max_positions=max_positions,
                             progress=None if progress is None else
                             (lambda ply, seen, frontier: progress("find", ply, seen, float(frontier))))
         if folder is not None:
@@ -542,7 +543,8 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
 
 def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float = 1e-12,
                   max_sweeps: int | None = None, workers: int | None = None,
-                  progress: Progress | None = None, force: bool = False) -> Path:
+                  progress: Progress | None = None, force: bool = False,
+                  max_positions: int | None = None) -> Path:
     """Solve ``game`` round by round into the table ``folder`` (resuming the work folder beside
     it unless ``force``), then remove the work folder; returns ``folder``."""
     work = work_dir(folder)
@@ -550,7 +552,8 @@ def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float
         shutil.rmtree(work, ignore_errors=True)
     t0 = time.perf_counter()
     sol = solve_by_rounds(game, tol=tol, max_sweeps=100_000 if max_sweeps is None else max_sweeps,
-                          symmetry=symmetry, workers=workers, progress=progress, work=work)
+                          symmetry=symmetry, workers=workers, progress=progress, work=work,
+                          max_positions=max_positions)
     write_table(game, sol, folder, symmetry=symmetry, run_id=uuid.uuid4().hex, seconds=time.perf_counter() - t0)
     shutil.rmtree(work, ignore_errors=True)
     return folder

@@ -119,7 +119,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: bool, tol: float,
                          max_sweeps: int | None, workers: int | None, progress: bool | str,
                          announce: Callable[[str], None] | None = None, notes: list[str] | None = None,
-                         check: bool = True) -> Path:
+                         check: bool = True, max_positions: int | None = None) -> Path:
     """Solve a secret-choice game round by round from its keys (:mod:`solver.pipeline.roundwise`)
     into the table ``folder``, resuming its work folder; the size estimate is announced first
     (measured presets) and, with ``check``, a variant whose estimate does not fit the free memory
@@ -129,6 +129,9 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
     from solver.pipeline.measured import of_game
 
     entry = of_game(game)
+    if max_positions and entry is not None and entry.positions is not None and entry.positions > max_positions:
+        raise TooBigError(f"{game.variant.label()} has {entry.positions:,} positions (measured), more than "
+                          f"--max-positions {max_positions:,}; raise it, or give 0 for no limit")
     if entry is not None and entry.positions is not None:
         need = roundwise.estimate_bytes(entry.positions)
         line = (f"{game.variant.label()}: {entry.positions:,} positions (measured); solved round by round "
@@ -174,7 +177,8 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
     certifying: list[bool] = []
     try:
         return roundwise.solve_variant(game, folder, symmetry=symmetry, tol=tol, max_sweeps=max_sweeps,
-                                       workers=workers, progress=shown if progress else None, force=force)
+                                       workers=workers, progress=shown if progress else None, force=force,
+                                       max_positions=max_positions or None)
     except ValueError as exc:  # a game whose phases do not rise, a work folder of another variant
         from solver.errors import VariantError
 
