@@ -593,7 +593,8 @@ def check_tol(tol: float) -> float:
 
 
 def want_tiered(game: Game, tiered: bool | None, folder: Path | None = None) -> bool:
-    """Whether a solve of ``game`` goes tier by tier (see :func:`solve`); by default when the
+    """Whether a solve of ``game`` goes out of core: tier by tier, or round by round for secret
+    choices (see :func:`solve`); by default when the
     variant is too large for the whole-graph solver, or a tiered solve of it in ``folder`` is
     unfinished (it is resumed). The decision is :func:`solver.pipeline.route.route`'s."""
     return route(game, tiered=tiered, folder=folder, sweep=False).kind in ("tiers", "rounds")
