@@ -246,6 +246,59 @@ def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
     assert "\n" not in str(err.value)
 
 
+def test_held_moves_give_the_same_iterates(tmp_path) -> None:
+    """The moves kept by a run's first sweep (in memory, or in the work folder) and read by the
+    others instead of expanding again: every value, move count and sweep count the same to the
+    last bit as expanding every sweep."""
+    game = make_game("petal", P4_MIXED)
+    expanded = solve_by_rounds(game, hold_moves=False, chunk=700)
+    assert expanded.stats["held_moves"] is None
+    in_memory = solve_by_rounds(game, chunk=700)
+    on_disk = solve_by_rounds(game, chunk=700, work=tmp_path / "w")
+    for held in (in_memory, on_disk):
+        assert held.stats["held_moves"] == expanded.stats["moves"] - sum(
+            int(held.num_moves[r]) for r in held.sims.tolist())
+        assert held.stats["sweeps"] == expanded.stats["sweeps"]
+        assert np.array_equal(held.value, expanded.value)
+        assert np.array_equal(held.num_moves, expanded.num_moves)
+        assert held.stats["residual"] == expanded.stats["residual"]
+    # the files are where the docstring says, and a run that finds them reads them
+    assert (tmp_path / "w" / "moves.json").exists()
+    assert not list((tmp_path / "w").glob(".*.tmp"))
+
+
+def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path) -> None:
+    import json
+
+    game = make_game("petal", P4_MIXED)
+    whole = solve_by_rounds(game, hold_moves=False)
+    first = solve_by_rounds(game, max_sweeps=2, work=tmp_path / "w")
+    assert first.stats["held_moves"] > 0 and (tmp_path / "w" / "moves.json").exists()
+    again = solve_by_rounds(game, work=tmp_path / "w")
+    assert again.stats["resumed_at_sweep"] == 2 and np.array_equal(again.value, whole.value)
+    # moves that do not match the sweeps' rows are not read: kept again, the same values
+    meta = json.loads((tmp_path / "w" / "moves.json").read_text())
+    (tmp_path / "w" / "moves.json").write_text(json.dumps({**meta, "rows": meta["rows"] + 1}))
+    (tmp_path / "w" / "values.json").unlink()
+    rebuilt = solve_by_rounds(game, work=tmp_path / "w")
+    assert rebuilt.stats["resumed_at_sweep"] is None and np.array_equal(rebuilt.value, whole.value)
+    assert json.loads((tmp_path / "w" / "moves.json").read_text())["rows"] == meta["rows"]
+    # a run stopped while it kept the moves leaves no moves.json: the next run keeps them again
+    calls = []
+
+    def stop(stage, done, total, change):
+        calls.append(stage)
+        if stage == "sweep" and len(calls) > 3:
+            raise KeyboardInterrupt
+
+    (tmp_path / "w" / "values.json").unlink()
+    (tmp_path / "w" / "moves.json").unlink()
+    with pytest.raises(KeyboardInterrupt):
+        solve_by_rounds(game, work=tmp_path / "w", progress=stop, chunk=500)
+    assert not (tmp_path / "w" / "moves.json").exists()
+    assert np.array_equal(solve_by_rounds(game, work=tmp_path / "w", chunk=500).value, whole.value)
+
+
 def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     """`solve(..., tiered=True)` writes one file a round phase; every position looked up in it
     (a row at a time, as show and play read it) has the whole-graph table's value, and the round

@@ -136,8 +136,10 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
         need = roundwise.estimate_bytes(entry.positions)
         line = (f"{game.variant.label()}: {entry.positions:,} positions (measured); solved round by round "
                 f"from its keys: about {need / 2**30:.1f} GB at the search's peak, "
-                f"{roundwise.SWEEP_BYTES * entry.positions / 2**30:.1f} GB while it sweeps; every sweep expands "
-                "every position again (resumable after each sweep)")
+                f"{roundwise.SWEEP_BYTES * entry.positions / 2**30:.1f} GB while it sweeps; the first sweep keeps "
+                f"every move in the work folder (up to {roundwise.MOVES_DISK_BYTES * entry.positions / 2**30:.1f} GB "
+                "of disk; without the room every sweep expands again), the others read them (resumable after "
+                "each sweep)")
         (announce or (notes.append if notes is not None else (lambda _: None)))(line)
         free = memory.available_memory()
         if check and free is not None and need > free:
