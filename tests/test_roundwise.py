@@ -299,6 +299,18 @@ def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path)
     assert np.array_equal(solve_by_rounds(game, work=tmp_path / "w", chunk=500).value, whole.value)
 
 
+def test_without_disk_room_every_sweep_expands(tmp_path, monkeypatch) -> None:
+    from solver.pipeline import roundwise
+
+    game = make_game("petal", P4)
+    held = solve_by_rounds(game, work=tmp_path / "a")
+    monkeypatch.setattr(roundwise, "MOVES_DISK_BYTES", 1 << 60)
+    expanded = solve_by_rounds(game, work=tmp_path / "b")
+    assert held.stats["held_moves"] > 0 and expanded.stats["held_moves"] is None
+    assert not (tmp_path / "b" / "moves.bin").exists()
+    assert np.array_equal(held.value, expanded.value)
+
+
 def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     """`solve(..., tiered=True)` writes one file a round phase; every position looked up in it
     (a row at a time, as show and play read it) has the whole-graph table's value, and the round
