@@ -416,7 +416,8 @@ def verdict(
             return Verdict(kind, first, None, None, margin, exp, pw, pls, text=text,
                            short=f"expected payoff {_signed(exp, 2)}", interval=interval, payoff=True)
         if np.isnan(pw) or np.isnan(pls):
-            why = ("The round-by-round solver does not compute win probabilities yet, so the table has none."
+            why = ("The round-by-round solver does not compute win probabilities for games with chance in play, "
+                   "so the table has none."
                    if (meta or {}).get("win_probabilities") else
                    "No fixed (stationary) strategy earns it, so win probabilities are not defined here.")
             text = (f"With perfect play by both sides {me_full} has an expected result of "

@@ -78,6 +78,8 @@ def test_petal_6_equals_the_round_engine() -> None:
     rw = solve_by_rounds(game, tol=1e-12)
     assert_same(graph, ref, rw)
     assert rw.stats["sweeps"] == ref.stats["sweeps"]
+    np.testing.assert_allclose(rw.p_win, ref.p_win, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rw.p_loss, ref.p_loss, rtol=0, atol=1e-7)
     assert rw.start_value == pytest.approx(1 / 3, abs=1e-9)
 
 
@@ -246,6 +248,41 @@ def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("params", [P4, P4_MIXED, dict(petals=4, run=2, per_size=1, opening="enter-large")])
+def test_win_probabilities_equal_the_round_engine(params) -> None:
+    """Under the stored strategies (mixes at the round starts, first best moves), from the round
+    starts' own linear system: every position's win and loss probabilities as the round engine's
+    exact solve finds them (its strategies earn the value here, endless play nowhere)."""
+    game = make_game("petal", params)
+    graph = enumerate_positions(game)
+    ref = solve_rounds(graph, tol=1e-12)
+    rw = solve_by_rounds(game, tol=1e-12)
+    assert ref.stats["policy_gap"] < 1e-7  # (so the win probabilities do not depend on the tie-break)
+    np.testing.assert_allclose(rw.p_win, ref.p_win, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rw.p_loss, ref.p_loss, rtol=0, atol=1e-7)
+    assert rw.stats["policy_gap"] < 1e-7
+    assert solve_by_rounds(game, win_probabilities=False).p_win is None
+
+
+def test_win_probabilities_count_endless_play_as_neither() -> None:
+    """A round start whose every joint choice leads to a choice between coming back and a tie
+    (the first of equal moves comes back): endless play, value 0 and no win or loss; a round
+    start whose player to choose can win instead wins with probability 1, and one where the
+    loser chooses comes back for ever."""
+    loop = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 0, edges=((0, 1.0), (2, 1.0))), Node(T, 0, result=0)]
+    rw = solve_by_rounds(NodeGame(loop), symmetry=False)
+    assert rw.p_win is not None and rw.p_loss is not None
+    assert rw.p_win[rw.root] == 0 and rw.p_loss[rw.root] == 0 and rw.value[rw.root] == 0
+    assert rw.stats["policy_gap"] == 0
+    won = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 0, edges=((0, 1.0), (2, 1.0))), Node(T, 0, result=1)]
+    rw = solve_by_rounds(NodeGame(won), symmetry=False)
+    assert rw.value[rw.root] == 1 and rw.p_win[rw.root] == 1 and rw.p_loss[rw.root] == 0
+    held_off = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 1, edges=((2, 1.0), (0, 1.0))),
+                Node(T, 1, result=-1)]
+    rw = solve_by_rounds(NodeGame(held_off), symmetry=False)
+    assert rw.value[rw.root] == 0 and rw.p_win[rw.root] == 0 and rw.p_loss[rw.root] == 0
+
+
 def test_held_moves_give_the_same_iterates(tmp_path) -> None:
     """The moves kept by a run's first sweep (in memory, or in the work folder) and read by the
     others instead of expanding again: every value, move count and sweep count the same to the
@@ -345,7 +382,9 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     stored = np.array(table.filter(pl.col("kind") == int(NodeKind.SIMULTANEOUS))["strategy_2"].to_list())
     assert np.allclose(stored, rw.mixes[1][:, : stored.shape[1]])
     assert root.expected == pytest.approx(whole.root.expected, abs=1e-9)
-    assert root.p_win is None
+    assert root.p_win == pytest.approx(whole.root.p_win, abs=1e-7)
+    assert root.p_loss == pytest.approx(whole.root.p_loss, abs=1e-7)
+    assert meta["policy"]["policy_gap"] < 1e-7 and "win_probabilities" not in meta
     # the whole table read at once, as reports read it
     assert sol.positions.height == whole.positions.height
     assert np.array_equal(sol.positions["key"].to_numpy(), keys)
@@ -367,8 +406,8 @@ def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["solver"] == "value_iteration (by rounds)" and summary["certified"]
-    assert summary["start"]["expected"] == pytest.approx(1.0) and summary["start"]["p_win"] is None
-    assert "not computed" in summary["win_probabilities"]
+    assert summary["start"]["expected"] == pytest.approx(1.0) and summary["start"]["p_win"] == pytest.approx(1.0)
+    assert summary["start"]["p_loss"] == pytest.approx(0.0) and "win_probabilities" not in summary
     r = run("show", "petal", *sets, "--out", out, "--json")
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
@@ -376,7 +415,7 @@ def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
     r = run("report", "petal", *sets, "--out", out, "--reports", str(tmp_path / "r"))
     assert r.returncode == 0, r.stderr
     text = next((tmp_path / "r").rglob("report.md")).read_text()
-    assert "does not compute win probabilities yet" in text and "first secret choice" in text
+    assert "wins with probability 100" in text and "first secret choice" in text
     assert "cannot be computed" not in text
 
 

@@ -16,10 +16,14 @@ sides to move (2), the phase order (4) and, while the first sweep runs, the keys
 from the work folder) and their lookup's index, against the graph's 57 and the round engine's
 60 more (Petal Battle 6-2, measured).
 
-What it gives: every position's value (own view) and the round starts' optimal mixes at the
-final values, the number of sweeps and the certificate (every equation re-checked from the
-stored values: the largest violation). Not yet: best moves with the loop tie-break, win and loss
-probabilities and the proven bounds of the whole-graph solve (:mod:`solver.pipeline.whole`).
+What it gives: every position's value (own view), the round starts' optimal mixes at the final
+values, the number of sweeps and the certificate (every equation re-checked from the stored
+values: the largest violation), and every position's win and loss probabilities under the stored
+strategies (the mixes, and at each decision node the best move with the round engine's loop
+tie-break applied to every move: passes find each position's fewest moves to an end (until
+none falls) and where its round ends, then the round starts' probabilities solve a linear system of their
+own, and one pass gives the rest; games with chance nodes in play get none). Not yet: the proven
+bounds of the whole-graph solve (:mod:`solver.pipeline.whole`).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import solver
 from solver.core.arrays import SortedLookup
 from solver.core.game import Game, NodeKind
 from solver.engines.enumerate import Reached, reachable
-from solver.engines.rounds import sweep_rows
+from solver.engines.rounds import TIE_BREAK, sweep_rows
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counters, SimBlock
 from solver.engines.stochastic import validate_tol
 from solver.pipeline.memory import arrow_on_malloc, return_freed_memory
@@ -55,6 +59,7 @@ _D = int(NodeKind.DECISION)
 _C = int(NodeKind.CHANCE)
 _S = int(NodeKind.SIMULTANEOUS)
 _T = int(NodeKind.TERMINAL)
+BIG = np.int32(2**31 - 1)  # (no end reached yet)
 
 #: bytes a position while the sweeps run: keys 8, values 8, kinds and sides 2, phase order 4 and
 #: the lookup's index (22.3 on Petal Battle 6-2, held_bytes / positions), plus the round starts'
@@ -73,7 +78,8 @@ def estimate_bytes(positions: int) -> int:
 
 #: callback(stage, done, total, change): stage "find" (plies, positions, frontier),
 #: "sweep" (positions swept, positions, largest change so far), "value" (sweeps, 0, change) after
-#: each sweep and "certify" (sweeps, 0, change) before the certificate's sweep
+#: each sweep, "certify" (sweeps, 0, change) before the certificate's sweep and "policy" (sweeps,
+#: 0, 0) before the win probabilities
 Progress = Callable[[str, int, int, float], None]
 
 
@@ -97,6 +103,10 @@ class RoundwiseSolution:
     ply: np.ndarray | None = None
     #: each position's number of moves (counted by the certificate's sweep)
     num_moves: np.ndarray | None = None
+    #: win and loss probabilities of the side to move under the stored strategies (``None``:
+    #: not computed)
+    p_win: np.ndarray | None = None
+    p_loss: np.ndarray | None = None
 
     @property
     def start_value(self) -> float:
@@ -139,6 +149,8 @@ class _RoundStarts:
         np.cumsum(deg, out=offsets[1:])
         self.moves = int(len(child))
         self.degrees = deg
+        self.offsets = offsets
+        self.actions = r  # player 1's actions at each start (its matrix's rows)
         # the local space: the starts (0..S-1), then every other position their moves reach
         reached = np.setdiff1d(np.unique(child), sims, assume_unique=True)
         self.space = np.concatenate([sims.astype(np.int64), reached])
@@ -146,6 +158,60 @@ class _RoundStarts:
         self.child = order[np.searchsorted(self.space[order], child)]
         self.block = SimBlock(np.arange(len(sims)), offsets, r, deg)
         self.counters = Counters()
+
+    def relax(self, dist: np.ndarray, big: int) -> bool:
+        """:func:`_relax_rows` at the round starts; True if a distance fell."""
+        if not len(self.sims):
+            return False
+        d = dist[self.space[self.child]].astype(np.int64)
+        d[d == big] = big - 1
+        low = np.minimum.reduceat(d, self.offsets[:-1]) + 1 if len(d) else np.full(len(self.sims), big)
+        low[self.degrees == 0] = big
+        now = dist[self.sims]
+        fell = low < now
+        dist[self.sims[fell]] = low[fell]
+        return bool(fell.any())
+
+    def policy(self, mixes: tuple[np.ndarray, np.ndarray], ends: np.ndarray, kind: np.ndarray,
+               to_move: np.ndarray, result: np.ndarray, *, tol: float, max_iter: int
+               ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """The round starts' win and loss probabilities under the mixes ``mixes`` and the best
+        moves, whose next round start or end from each decision node is ``ends``: play from a
+        start reaches, within its round, an end or a start, so the starts' probabilities solve
+        a linear system of their own (as :func:`solver.engines.rounds._round_policy`'s walks
+        find it), solved by :func:`_start_iteration`."""
+        k = len(self.sims)
+        starts_of = np.repeat(np.arange(k), self.degrees)
+        t = np.arange(len(self.child)) - self.offsets[starts_of]
+        width = self.degrees // np.maximum(self.actions, 1)
+        cols_n = width[starts_of]
+        p = mixes[0][starts_of, t // cols_n] * mixes[1][starts_of, t % cols_n]
+        del t, cols_n
+        used = np.flatnonzero(p > 0)
+        a, p = starts_of[used], p[used]
+        e = self.space[self.child[used]]
+        del used, starts_of
+        plain = (kind[e] != _S) & (kind[e] != _T)
+        e[plain] = ends[e[plain]]
+        del plain
+        found = e >= 0  # (a decision node without moves: endless)
+        a, p, e = a[found], p[found], e[found]
+        flip = to_move[e] != to_move[self.sims[a]]
+        res = np.asarray(result)
+        ended = kind[e] == _T
+        won = np.where(flip, res[e] < 0, res[e] > 0) & ended
+        lost = np.where(flip, res[e] > 0, res[e] < 0) & ended
+        b_win = np.bincount(a[won], weights=p[won], minlength=k)
+        b_loss = np.bincount(a[lost], weights=p[lost], minlength=k)
+        go = ~ended
+        a, p, e, flip = a[go], p[go], e[go], flip[go]
+        cols = np.searchsorted(self.sims, e)
+        first = np.zeros(k + 1, np.int64)
+        np.cumsum(np.bincount(a, minlength=k), out=first[1:])
+        w, l = np.zeros(k), np.zeros(k)
+        iterations, change = _start_iteration(first, cols, p, flip, b_win, b_loss, w, l, tol, max_iter)
+        return np.clip(w, 0.0, 1.0), np.clip(l, 0.0, 1.0), {"policy_iterations": int(iterations),
+                                                            "policy_residual": float(change)}
 
     def solve(self, value: np.ndarray, to_move: np.ndarray, *, skip: float | None = None,
               mixes: bool = False) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
@@ -210,6 +276,117 @@ def _fill_order(phase, plain, start, order):  # pragma: no cover - compiled
             start[p] += 1
 
 
+@njit(cache=True, nogil=True)
+def _best_child(i, lo, hi, child, to_move, value, dist, g):  # pragma: no cover - compiled
+    """The child of decision node ``i`` (moves ``lo..hi`` of ``child``) with the largest
+    tie-broken value seen from ``i`` (-1 without moves): each move's value counts
+    ``1 - g * (1 + dist[child])`` times, so that of equal moves a winner takes the one nearest an
+    end and a loser the farthest (the round engine's loop tie-break, applied to every move: the
+    components it discounts only inside are not found here); the first of equals."""
+    best = -np.inf
+    arg = -1
+    for e in range(lo, hi):
+        c = child[e]
+        q = value[c] if to_move[c] == to_move[i] else -value[c]
+        q = q * (1.0 - g * (1.0 + dist[c]))
+        if q > best:
+            best = q
+            arg = c
+    return arg
+
+
+@njit(cache=True, nogil=True)
+def _follow(rows, offsets, child, kind, to_move, value, dist, g, ends):  # pragma: no cover - compiled
+    """Where each decision node ``rows[j]`` (moves ``offsets[j]..offsets[j + 1]`` of ``child``)
+    leads under the best moves (:func:`_best_child`): the next round start or end, into
+    ``ends`` (-1: a node without moves). Children of a higher phase must have theirs already."""
+    for j in range(len(rows)):
+        i = rows[j]
+        c = _best_child(i, offsets[j], offsets[j + 1], child, to_move, value, dist, g)
+        if c < 0:
+            ends[i] = -1
+        elif kind[c] == _S or kind[c] == _T:
+            ends[i] = c
+        else:
+            ends[i] = ends[c]
+
+
+@njit(cache=True, nogil=True)
+def _policy_rows(rows, offsets, child, to_move, value, dist, g, p_win, p_loss):  # pragma: no cover - compiled
+    """Win and loss probabilities of decision nodes ``rows`` under the best moves, from their
+    chosen child's (children of a higher phase first)."""
+    for j in range(len(rows)):
+        i = rows[j]
+        c = _best_child(i, offsets[j], offsets[j + 1], child, to_move, value, dist, g)
+        if c < 0:
+            p_win[i] = 0.0
+            p_loss[i] = 0.0
+        elif to_move[c] == to_move[i]:
+            p_win[i] = p_win[c]
+            p_loss[i] = p_loss[c]
+        else:
+            p_win[i] = p_loss[c]
+            p_loss[i] = p_win[c]
+
+
+@njit(cache=True, nogil=True)
+def _relax_rows(rows, offsets, child, dist, big):  # pragma: no cover - compiled
+    """``dist[i] = min(dist[i], 1 + min over its children)`` for ``rows`` (moves ``offsets[j]..``
+    of ``child``); 1.0 if a distance fell, else 0.0."""
+    changed = 0.0
+    for j in range(len(rows)):
+        i = rows[j]
+        low = dist[i]
+        for e in range(offsets[j], offsets[j + 1]):
+            d = dist[child[e]]
+            if d != big and d + 1 < low:
+                low = d + 1
+        if low < dist[i]:
+            dist[i] = low
+            changed = 1.0
+    return changed
+
+
+@njit(cache=True, nogil=True)
+def _start_iteration(first, cols, vals, swap, b_win, b_loss, w, l, tol, max_iter):  # pragma: no cover - compiled
+    """Gauss-Seidel on the round starts' win and loss probabilities ``w = b + M w`` (``l`` where
+    ``swap``), in place from 0: every coefficient is at least 0, so the iterates rise to the
+    least solution (endless play counts as neither). Returns (iterations, last change)."""
+    res = np.inf
+    for it in range(max_iter):
+        res = 0.0
+        for a in range(len(b_win)):
+            sw = b_win[a]
+            sl = b_loss[a]
+            for t in range(first[a], first[a + 1]):
+                c = cols[t]
+                if swap[t]:
+                    sw += vals[t] * l[c]
+                    sl += vals[t] * w[c]
+                else:
+                    sw += vals[t] * w[c]
+                    sl += vals[t] * l[c]
+            d = max(abs(sw - w[a]), abs(sl - l[a]))
+            if d > res:
+                res = d
+            w[a] = sw
+            l[a] = sl
+        if res < tol:
+            return it + 1, res
+    return max_iter, res
+
+
+@njit(cache=True, nogil=True)
+def _largest_gap(p_win, p_loss, value):  # pragma: no cover - compiled
+    """The largest ``|p_win - p_loss - value|``: where the strategies earn less than the value."""
+    gap = 0.0
+    for i in range(len(value)):
+        d = abs(p_win[i] - p_loss[i] - value[i])
+        if d > gap:
+            gap = d
+    return gap
+
+
 def solve_by_rounds(
     game: Game,
     *,
@@ -223,6 +400,8 @@ def solve_by_rounds(
     work: Path | None = None,
     max_positions: int | None = None,
     hold_moves: bool = True,
+    win_probabilities: bool = True,
+    max_policy_iterations: int = 1_000_000,
 ) -> RoundwiseSolution:
     """Solve a game that names round phases (:attr:`Game.has_round_phases`) from its keys.
 
@@ -238,6 +417,11 @@ def solve_by_rounds(
     a move, in ``work`` when given, else in memory) and the other sweeps read them instead of
     expanding the positions again (the same iterates; games with chance nodes in play, or
     without the disk room, always expand).
+    ``win_probabilities``: each position's win and loss probabilities under the stored
+    strategies (the round starts' mixes, the first best move elsewhere; endless play counts as
+    neither), from two more passes and a linear system on the round starts
+    (:meth:`_RoundStarts.policy`, at most ``max_policy_iterations`` Gauss-Seidel iterations);
+    not for games with chance nodes in play.
     Raises ``ValueError`` in one line when a move does not raise the phase, when the game names
     no phases or when ``work`` belongs to another variant."""
     validate_tol(tol)
@@ -292,47 +476,62 @@ def solve_by_rounds(
             if hold_moves and not np.any(kind == _C) and _room_for_moves(folder, n) else None)
     building = [False]
 
-    def part(j: int, check: bool, write: bool) -> tuple[float, int, Any]:
+    def moves_of(j: int, check: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool, Any]:
+        """Job ``j``'s rows and their moves: read from the held moves, or expanded and found
+        (then also given to keep, while the held moves are being written)."""
         p, a, b = jobs[j]
         rows = order[a:b]
         if held is not None and held.ready:
             offsets, child = held.job(j)
-            if not write:
-                num_moves[rows] = np.minimum(np.diff(offsets), np.iinfo(np.uint16).max)
-            return (float(sweep_rows(rows, offsets, child, np.ones(1), False, kind, to_move, value, write)),
-                    len(child), None)
+            return rows, offsets, child, np.ones(1), False, None
         exp = game.expand(keys[rows], canonical=symmetry)
         child = _found(find, keys, exp.children)
         if check:
             _check_phases(game, p, kind, exp, child)
         has_prob = exp.probs is not None
         prob = np.asarray(exp.probs, dtype=np.float64) if has_prob else np.ones(1)
-        if not write:  # the certificate's sweep: each row's moves (rows of one phase, apart)
-            num_moves[rows] = np.minimum(np.diff(exp.offsets), np.iinfo(np.uint16).max)
-        res = float(sweep_rows(rows, exp.offsets, child, prob, has_prob, kind, to_move, value, write))
-        return res, len(child), ((child, np.diff(exp.offsets)) if building[0] else None)
+        return rows, exp.offsets, child, prob, has_prob, ((child, np.diff(exp.offsets)) if building[0] else None)
 
-    def sweep(check: bool, write: bool) -> float:
+    def part(j: int, check: bool, mode: str) -> tuple[float, int, Any]:
+        rows, offsets, child, prob, has_prob, kept = moves_of(j, check)
+        res = 0.0
+        if mode == "ends":
+            _follow(rows, offsets, child, kind, to_move, value, dist, tie[0], ends)
+        elif mode == "policy":
+            _policy_rows(rows, offsets, child, to_move, value, dist, tie[0], p_win, p_loss)
+        elif mode == "dist":
+            res = float(_relax_rows(rows, offsets, child, dist, BIG))
+        else:
+            write = mode == "sweep"
+            if not write:  # the certificate's sweep: each row's moves (rows of one phase, apart)
+                num_moves[rows] = np.minimum(np.diff(offsets), np.iinfo(np.uint16).max)
+            res = float(sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write))
+        return res, len(child), kept
+
+    def sweep(check: bool, mode: str = "sweep") -> float:
+        """One pass over the decision and chance nodes, phases highest first: ``mode``
+        ``sweep`` (Shapley's), ``certify`` (nothing written: the largest violation), ``dist``,
+        ``ends`` or ``policy`` (the win probabilities' passes)."""
         res = 0.0
         done = 0
-        building[0] = held is not None and not held.ready and write
+        building[0] = held is not None and not held.ready and mode == "sweep"
         if building[0]:
             assert held is not None
             held.begin()
         try:
             for ids in by_phase:  # phases highest first; a phase's rows are independent
-                results = (pool.map(lambda j: part(j, check, write), ids) if pool is not None
-                           else (part(j, check, write) for j in ids))
+                results = (pool.map(lambda j: part(j, check, mode), ids) if pool is not None
+                           else (part(j, check, mode) for j in ids))
                 for j, (r, m, kept) in zip(ids, results):
                     res = max(res, r)
-                    if not write:
+                    if mode == "certify":
                         moves[0] += m
                     if kept is not None:
                         if int(kept[1].max(initial=0)) > np.iinfo(np.uint16).max:
                             raise OverflowError("a position has more than 65,535 moves")
                         held.add(*kept)  # type: ignore[union-attr]
                     done += jobs[j][2] - jobs[j][1]
-                    if progress is not None:
+                    if progress is not None and mode in ("sweep", "certify"):
                         progress("sweep", done, len(order), res)
             if building[0]:
                 held.finish()  # type: ignore[union-attr]
@@ -344,10 +543,16 @@ def solve_by_rounds(
             building[0] = False
         return res
 
+    ends = np.zeros(0, np.int32)
+    dist = np.zeros(0, np.int32)
+    tie = [0.0]  # the tie-break's factor (TIE_BREAK / (2 + the largest distance))
+    p_win: np.ndarray | None = None
+    p_loss: np.ndarray | None = None
+    policy_stats: dict[str, Any] = {}
     try:
         first = sweeps == 0 or resumed is not None  # (a resumed run checks the phases again)
         while sweeps < max_sweeps and not change < tol:
-            res = sweep(first, True)
+            res = sweep(first)
             first = False
             new, _ = starts.solve(value, to_move, skip=skip)
             if len(sims):
@@ -365,15 +570,48 @@ def solve_by_rounds(
             progress("certify", sweeps, 0, change)
         num_moves = np.zeros(n, np.uint16)
         num_moves[sims] = np.minimum(starts.degrees, np.iinfo(np.uint16).max)
-        residual = sweep(False, False)
+        residual = sweep(False, "certify")
+        final, mixes = starts.solve(value, to_move, mixes=True)
+        assert mixes is not None
+        if win_probabilities and not np.any(kind == _C):
+            # under the stored strategies: the round starts' mixes, the first best move elsewhere
+            if progress is not None:
+                progress("policy", sweeps, 0, 0.0)
+            t_policy = time.perf_counter()
+            # fewest moves to an end (relaxed pass after pass), for the tie-break between equal moves
+            dist = np.where(kind == _T, 0, BIG).astype(np.int32)
+            passes = 0
+            while True:
+                passes += 1
+                fell = sweep(False, "dist") > 0
+                if not (starts.relax(dist, BIG) or fell):
+                    break
+            reached_end = dist != BIG
+            far = int(dist[reached_end].max(initial=-1)) + 2 if reached_end.any() else 1
+            dist[~reached_end] = far
+            del reached_end
+            tie[0] = TIE_BREAK / (2.0 + far)
+            ends = np.zeros(n, np.int32 if n < 2**31 - 1 else np.int64)
+            sweep(False, "ends")
+            w, l, policy_stats = starts.policy(mixes, ends, kind, to_move, reached.result, tol=min(tol, 1e-12),
+                                               max_iter=max_policy_iterations)
+            ends = np.zeros(0, np.int32)
+            terminal = kind == _T
+            p_win = np.where(terminal & (np.asarray(reached.result) > 0), 1.0, 0.0)
+            p_loss = np.where(terminal & (np.asarray(reached.result) < 0), 1.0, 0.0)
+            del terminal
+            p_win[sims], p_loss[sims] = w, l
+            sweep(False, "policy")
+            dist = np.zeros(0, np.int32)
+            policy_stats["policy_gap"] = float(_largest_gap(p_win, p_loss, value))
+            policy_stats["distance_passes"] = passes
+            policy_stats["seconds_policy"] = time.perf_counter() - t_policy
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    final, mixes = starts.solve(value, to_move, mixes=True)
     if len(sims):
         residual = max(residual, float(np.abs(final - value[sims]).max()))
     certified = residual <= CERTIFICATE_THRESHOLD
-    assert mixes is not None
     stats = {
         "engine": "roundwise",
         "positions": n,
@@ -394,12 +632,13 @@ def solve_by_rounds(
         "seconds_sweeps": t_values - t_ready,
         "seconds": time.perf_counter() - t0,
         "held_moves": None if held is None else held.edges,
+        **policy_stats,
         "held_bytes": int(keys.nbytes + value.nbytes + kind.nbytes + to_move.nbytes + order.nbytes
                           + (find.starts.nbytes if find.starts is not None else 0)),
     }
     return RoundwiseSolution(keys=keys, value=value, kind=kind, to_move=to_move, root=reached.root, sims=sims,
                              mixes=mixes, converged=bool(change < tol and certified), stats=stats,
-                             ply=reached.ply, num_moves=num_moves)
+                             ply=reached.ply, num_moves=num_moves, p_win=p_win, p_loss=p_loss)
 
 
 class _WorkFolder:
@@ -610,8 +849,8 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     """Write ``sol`` as a tiered table whose tiers are the round phases (``tier_function``
     ``round_phase`` in ``tiers.json``): one Parquet file a phase, sorted by key, read a row at a
     time by :class:`solver.api.TieredSolution`. Columns: ``key``, ``player``, ``kind``, ``value``
-    (expected result of the side to move), ``value_player1``, ``p_win``/``p_loss`` (null: not
-    computed by this engine yet), ``ply`` (where the search kept it), ``num_moves`` and, at round
+    (expected result of the side to move), ``value_player1``, ``p_win``/``p_loss`` (under the stored
+    strategies; null for games with chance in play), ``ply`` (where the search kept it), ``num_moves`` and, at round
     starts, both mixes (``strategy_1``/``strategy_2``).
     Written in a temporary folder, then renamed over ``folder``."""
     folder = Path(folder)
@@ -639,8 +878,10 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
                     "kind": pl.Series(sol.kind[r].astype(np.uint8), dtype=pl.UInt8),
                     "value": pl.Series(sol.value[r], dtype=pl.Float64),
                     "value_player1": pl.Series(sol.value[r] * sign(r), dtype=pl.Float64),
-                    "p_win": pl.repeat(None, len(r), dtype=pl.Float64, eager=True),
-                    "p_loss": pl.repeat(None, len(r), dtype=pl.Float64, eager=True),
+                    "p_win": (pl.Series(sol.p_win[r], dtype=pl.Float64) if sol.p_win is not None
+                              else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
+                    "p_loss": (pl.Series(sol.p_loss[r], dtype=pl.Float64) if sol.p_loss is not None
+                               else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
                 }
                 if sol.ply is not None:
                     cols["ply"] = pl.Series(sol.ply[r], dtype=pl.UInt16)
@@ -678,8 +919,14 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
         "sweeps": st["sweeps"], "residual": st["residual"], "tolerance": st["tol"],
         "converged": sol.converged, "certified": st["certified"],
         "certificate_threshold": st["certificate_threshold"], "round_starts": len(sol.sims),
-        "simultaneous_engine": "roundwise", "win_probabilities": "not computed by the round-by-round engine",
+        "simultaneous_engine": "roundwise",
     }
+    if sol.p_win is None:
+        meta["win_probabilities"] = "not computed by the round-by-round engine for games with chance in play"
+    else:
+        meta["policy"] = {k: st[k] for k in ("policy_iterations", "policy_residual", "policy_gap") if k in st}
+        meta["policy"]["strategies"] = ("the stored mixes at the round starts, the first best move elsewhere "
+                                        "(no loop tie-break); endless play counts as neither win nor loss")
     if not st["certified"] or not sol.converged:
         meta["not_certified_because"] = (f"value iteration stopped after {st['sweeps']} sweeps with residual "
                                          f"{st['residual']:.3g}; raise --max-sweeps")

@@ -170,6 +170,11 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
             certifying.append(True)
             if "sweep" in tasks:
                 tasks.pop("sweep").close()
+        elif stage == "policy":  # (the win probabilities: two passes and the round starts' system)
+            if "sweep" in tasks:
+                tasks.pop("sweep").close()
+            tasks["policy"] = Task("win probabilities", progress, note="under the stored strategies")
+            tasks["policy"].update(0)
         elif stage == "value":  # (sweeps done, also where a resumed run starts)
             sweeps.append((done, change))
             if "sweep" in tasks:
