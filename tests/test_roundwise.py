@@ -348,6 +348,25 @@ def test_without_disk_room_every_sweep_expands(tmp_path, monkeypatch) -> None:
     assert np.array_equal(held.value, expanded.value)
 
 
+def test_the_work_folder_keeps_how_the_iteration_converges(tmp_path) -> None:
+    """``values.json`` keeps each sweep's largest change and the start's iterate, and the
+    unfinished solve's message quotes the last ones (how far a long solve is, between runs)."""
+    import json
+
+    from solver.pipeline.roundwise import unfinished
+
+    game = make_game("petal", P4_MIXED)
+    whole = solve_by_rounds(game, hold_moves=False)
+    solve_by_rounds(game, max_sweeps=3, work=tmp_path / "t.roundwise")
+    solve_by_rounds(game, max_sweeps=5, work=tmp_path / "t.roundwise")
+    meta = json.loads((tmp_path / "t.roundwise" / "values.json").read_text())
+    assert [h[0] for h in meta["history"]] == [1, 2, 3, 4, 5]
+    assert all(h[1] > 0 for h in meta["history"]) and meta["change"] == meta["history"][-1][1]
+    assert meta["start"] == meta["history"][-1][2] and abs(meta["start"] - whole.start_value) < 0.3
+    text = unfinished(tmp_path / "t")
+    assert "5 sweeps done" in text and f"{meta['start']:+.6f} for Player 1" in text and "\n" not in text
+
+
 def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
     """`solve(..., tiered=True)` writes one file a round phase; every position looked up in it
     (a row at a time, as show and play read it) has the whole-graph table's value, and the round

@@ -64,8 +64,12 @@ BIG = np.int32(2**31 - 1)  # (no end reached yet)
 #: bytes a position while the sweeps run: keys 8, values 8, kinds and sides 2, phase order 4 and
 #: the lookup's index (22.3 on Petal Battle 6-2, held_bytes / positions), plus the round starts'
 #: matrices and what the preparation leaves to the allocator: 11.4 GB resident on Petal Battle 8-2
-#: (31 bytes a position, top, 2026-12-05)
+#: (31 bytes a position, top, 2026-12-05) while every sweep expanded; once the moves are held and
+#: the keys only mapped, 9.4 GB of arrays (26 a position) beside the moves' pages in the page cache
 SWEEP_BYTES = 31
+#: bytes a position while the win probabilities are found: the sweeps' arrays, the distances to
+#: an end (4) and the win and loss probabilities (16)
+POLICY_BYTES = SWEEP_BYTES + 20
 #: bytes a position at the search's peak (every key found, the ply's children and their
 #: deduplication), measured on Petal Battle 8-2: 17.7 GiB sampled at ply 16 of 29 (51.7)
 SEARCH_BYTES = 52
@@ -73,7 +77,7 @@ SEARCH_BYTES = 52
 
 def estimate_bytes(positions: int) -> int:
     """Peak memory of a round-by-round solve of ``positions`` positions (the search's peak)."""
-    return int(max(SEARCH_BYTES, SWEEP_BYTES) * positions)
+    return int(max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES) * positions)
 
 
 #: callback(stage, done, total, change): stage "find" (plies, positions, frontier),
@@ -561,7 +565,8 @@ def solve_by_rounds(
             change = res
             sweeps += 1
             if folder is not None:
-                folder.keep_values(value, sweeps, change)
+                folder.keep_values(value, sweeps, change,
+                                   float(value[reached.root] * (1 if to_move[reached.root] == 0 else -1)))
             if progress is not None:
                 progress("value", sweeps, 0, change)
         t_values = time.perf_counter()
@@ -688,13 +693,19 @@ class _WorkFolder:
         change = meta.get("change")
         return value, int(meta["sweeps"]), np.inf if change is None else float(change)
 
-    def keep_values(self, value: np.ndarray, sweeps: int, change: float) -> None:
+    def keep_values(self, value: np.ndarray, sweeps: int, change: float, start: float | None = None) -> None:
         """``values.<sweeps>.npy``, then ``values.json`` naming it, then the older files go: a
-        run killed at any point finds a values file and its sweep count that agree."""
+        run killed at any point finds a values file and its sweep count that agree.
+        ``values.json`` also keeps ``history``: per sweep, its number, its largest change and
+        the start's iterate (Player 1's view), to see how the iteration converges."""
         name = f"values.{sweeps}.npy"
         atomic_npy(self.path / name, value)
+        before = read_json(self.path / "values.json") or {}
+        history = [h for h in before.get("history", []) if h[0] < sweeps]
+        history.append([sweeps, change if np.isfinite(change) else None, start])
         atomic_json(self.path / "values.json", {"positions": len(value), "sweeps": sweeps, "file": name,
-                                                "change": change if np.isfinite(change) else None})
+                                                "change": change if np.isfinite(change) else None,
+                                                "start": start, "history": history})
         for old in self.path.glob("values.*.npy"):
             if old.name != name:
                 old.unlink(missing_ok=True)
@@ -840,6 +851,10 @@ def unfinished(folder: Path) -> str | None:
         return None
     swept = read_json(work / "values.json")
     done = f"{int(swept['sweeps'])} sweeps done" if swept else "no sweep done"
+    if swept and swept.get("change") is not None:
+        done += f", the last moved values by up to {swept['change']:.2g}"
+    if swept and swept.get("start") is not None:
+        done += f", the start's iterate {swept['start']:+.6f} for Player 1"
     return (f"its round-by-round solve in {work} is unfinished ({int(found['positions']):,} positions found, "
             f"{done}); run the same `pyramids solve` command again to resume")
 
