@@ -398,19 +398,29 @@ def _terminal_distance(order, sims, kind, offsets, child):  # pragma: no cover -
 
 
 @njit(cache=True, nogil=True)
+def relax_node(i, lo, hi, child, dist, big):  # pragma: no cover - compiled
+    """``dist[i] = min(dist[i], 1 + min over its children)``, its moves the edges ``lo..hi`` of
+    ``child`` (``big``: no end reached yet); True if it fell. Also the array function of
+    :mod:`solver.pipeline.roundwise`'s distances."""
+    low = dist[i]
+    for e in range(lo, hi):
+        d = dist[child[e]]
+        if d != big and d + 1 < low:
+            low = d + 1
+    if low < dist[i]:
+        dist[i] = low
+        return True
+    return False
+
+
+@njit(cache=True, nogil=True)
 def _relax(rows, offsets, child, dist, big):  # pragma: no cover - compiled
     """One pass of ``dist[i] = min(dist[i], 1 + min over children)`` over ``rows``; True if any
     distance fell."""
     changed = False
     for a in range(len(rows)):
         i = rows[a]
-        low = dist[i]
-        for e in range(offsets[i], offsets[i + 1]):
-            d = dist[child[e]]
-            if d != big and d + 1 < low:
-                low = d + 1
-        if low < dist[i]:
-            dist[i] = low
+        if relax_node(i, offsets[i], offsets[i + 1], child, dist, big):
             changed = True
     return changed
 

@@ -47,7 +47,7 @@ import solver
 from solver.core.arrays import SortedLookup
 from solver.core.game import Game, NodeKind
 from solver.engines.enumerate import Reached, reachable
-from solver.engines.rounds import TIE_BREAK, sweep_rows
+from solver.engines.rounds import TIE_BREAK, relax_node, sweep_rows
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counters, SimBlock
 from solver.engines.stochastic import validate_tol
 from solver.pipeline.memory import arrow_on_malloc, return_freed_memory
@@ -339,14 +339,7 @@ def _relax_rows(rows, offsets, child, dist, big):  # pragma: no cover - compiled
     of ``child``); 1.0 if a distance fell, else 0.0."""
     changed = 0.0
     for j in range(len(rows)):
-        i = rows[j]
-        low = dist[i]
-        for e in range(offsets[j], offsets[j + 1]):
-            d = dist[child[e]]
-            if d != big and d + 1 < low:
-                low = d + 1
-        if low < dist[i]:
-            dist[i] = low
+        if relax_node(rows[j], offsets[j], offsets[j + 1], child, dist, big):
             changed = 1.0
     return changed
 
