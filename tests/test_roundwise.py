@@ -336,6 +336,24 @@ def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path)
     assert np.array_equal(solve_by_rounds(game, work=tmp_path / "w", chunk=500).value, whole.value)
 
 
+@pytest.mark.parametrize("params", [P4_MIXED, dict(petals=6, run=3, per_size=1)])
+def test_active_sweeps_give_the_same_iterates(params) -> None:
+    """Sweeps through the parents of the positions that moved only (leaving that part, and
+    finding it again, when a position outside it moves): every value, win probability and
+    sweep count the same to the last bit as full sweeps, at several thresholds."""
+    game = make_game("petal", params)
+    full = solve_by_rounds(game, active_share=0)
+    assert full.stats["active_sweeps"] == 0
+    left = 0
+    for share in (0.1, 0.3, 1.0):
+        rw = solve_by_rounds(game, active_share=share)
+        assert rw.stats["sweeps"] == full.stats["sweeps"]
+        assert np.array_equal(rw.value, full.value) and np.array_equal(rw.p_win, full.p_win)
+        assert rw.stats["full_sweeps"] + rw.stats["active_sweeps"] == rw.stats["sweeps"]
+        left += rw.stats["active_left"]
+    assert left > 0  # (the way out of the active part was taken)
+
+
 def test_without_disk_room_every_sweep_expands(tmp_path, monkeypatch) -> None:
     from solver.pipeline import roundwise
 

@@ -331,7 +331,7 @@ def _node_value(i, kind, to_move, offsets, child, prob, has_prob, value):  # pra
 
 
 @njit(cache=True, nogil=True)
-def sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write=True):  # pragma: no cover - compiled
+def sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write=True, moved=None):  # pragma: no cover - compiled
     """One Bellman update of the decision and chance nodes ``rows`` of a graph whose moves are
     given apart from it: row ``rows[j]``'s moves are the edges ``offsets[j]..offsets[j + 1]``
     of ``child`` (rows of the graph; ``prob`` their probabilities when ``has_prob``). ``kind``,
@@ -339,7 +339,8 @@ def sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write
     given, in place, and the largest change is returned (``write`` False: nothing written, the
     largest violation of the rows' equations, the certificate). The array function of
     :mod:`solver.pipeline.roundwise`, which expands the rows again from their keys each sweep
-    instead of holding the graph's moves; the same arithmetic as :func:`solve_rounds`'s sweep."""
+    instead of holding the graph's moves; the same arithmetic as :func:`solve_rounds`'s sweep.
+    ``moved`` (``bool[n]``, optional): set where a written value changed at all."""
     res = 0.0
     for j in range(len(rows)):
         i = rows[j]
@@ -348,6 +349,8 @@ def sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write
         if d > res:
             res = d
         if write:
+            if moved is not None and new != value[i]:
+                moved[i] = True
             value[i] = new
     return res
 

@@ -374,6 +374,37 @@ def _start_iteration(first, cols, vals, swap, b_win, b_loss, w, l, tol, max_iter
 
 
 @njit(cache=True, nogil=True)
+def _parents_of(rows, offsets, child, inside):  # pragma: no cover - compiled
+    """The rows among ``rows`` (moves ``offsets[j]..offsets[j + 1]`` of ``child``) with a child
+    ``inside``, with all their moves: ``(rows, offsets, children)``."""
+    keep = np.zeros(len(rows), np.bool_)
+    count = 0
+    edges = 0
+    for j in range(len(rows)):
+        for e in range(offsets[j], offsets[j + 1]):
+            if inside[child[e]]:
+                keep[j] = True
+                break
+        if keep[j]:
+            count += 1
+            edges += offsets[j + 1] - offsets[j]
+    out_rows = np.empty(count, rows.dtype)
+    out_offsets = np.zeros(count + 1, np.int64)
+    out_child = np.empty(edges, child.dtype)
+    k = 0
+    at = 0
+    for j in range(len(rows)):
+        if keep[j]:
+            out_rows[k] = rows[j]
+            for e in range(offsets[j], offsets[j + 1]):
+                out_child[at] = child[e]
+                at += 1
+            k += 1
+            out_offsets[k] = at
+    return out_rows, out_offsets, out_child
+
+
+@njit(cache=True, nogil=True)
 def _largest_gap(p_win, p_loss, value):  # pragma: no cover - compiled
     """The largest ``|p_win - p_loss - value|``: where the strategies earn less than the value."""
     gap = 0.0
@@ -399,6 +430,7 @@ def solve_by_rounds(
     hold_moves: bool = True,
     win_probabilities: bool = True,
     max_policy_iterations: int = 1_000_000,
+    active_share: float = 0.1,
 ) -> RoundwiseSolution:
     """Solve a game that names round phases (:attr:`Game.has_round_phases`) from its keys.
 
@@ -414,6 +446,9 @@ def solve_by_rounds(
     a move, in ``work`` when given, else in memory) and the other sweeps read them instead of
     expanding the positions again (the same iterates; games with chance nodes in play, or
     without the disk room, always expand).
+    ``active_share``: with the moves held, once at most this share of the positions moved in a
+    full sweep, the sweeps go through the parents of the positions that moved only, while no
+    other position moves (the same iterates; 0: every sweep goes through every position).
     ``win_probabilities``: each position's win and loss probabilities under the stored
     strategies (the round starts' mixes, the first best move elsewhere; endless play counts as
     neither), from two more passes and a linear system on the round starts
@@ -472,6 +507,15 @@ def solve_by_rounds(
                        np.int32 if n < 2**31 - 1 else np.int64)
             if hold_moves and not np.any(kind == _C) and _room_for_moves(folder, n) else None)
     building = [False]
+    # once few positions still move (at most ``active_share`` of them in a full sweep), sweeps go
+    # over the parents of those that moved (``inside``) only: every other position's children
+    # kept their values, so it would keep its own; the same iterates, bit for bit. A position
+    # outside that moves sends the rest of its sweep, and the next, through every position.
+    tracking = held is not None and active_share > 0
+    moved = np.zeros(n if tracking else 0, np.bool_)
+    inside = np.zeros(0, np.bool_)
+    active: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+    counts = {"full_sweeps": 0, "active_sweeps": 0, "active_rows": 0, "active_left": 0}
 
     def moves_of(j: int, check: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool, Any]:
         """Job ``j``'s rows and their moves: read from the held moves, or expanded and found
@@ -502,7 +546,8 @@ def solve_by_rounds(
             write = mode == "sweep"
             if not write:  # the certificate's sweep: each row's moves (rows of one phase, apart)
                 num_moves[rows] = np.minimum(np.diff(offsets), np.iinfo(np.uint16).max)
-            res = float(sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write))
+            res = float(sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write,
+                                   moved if (write and tracking) else None))
         return res, len(child), kept
 
     def sweep(check: bool, mode: str = "sweep") -> float:
@@ -540,6 +585,48 @@ def solve_by_rounds(
             building[0] = False
         return res
 
+    def build_active() -> None:
+        """The parents of ``inside`` by phase, from one pass over the held moves."""
+        nonlocal active
+        assert held is not None and held.ready
+
+        def collect(j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            rows, offsets, child, _, _, _ = moves_of(j, False)
+            return _parents_of(rows, offsets, child, inside)
+
+        active = []
+        for ids in by_phase:
+            found = list(pool.map(collect, ids)) if pool is not None else [collect(j) for j in ids]
+            active.append([f for f in found if len(f[0])])
+        counts["active_rows"] = sum(len(f[0]) for group in active for f in group)
+
+    def active_sweep() -> tuple[float, bool]:
+        """A sweep through the parents of ``inside`` while every position that moved is inside;
+        (largest change, whether it stayed inside)."""
+        assert active is not None
+        moved[:] = False
+        res = 0.0
+        stayed = True
+        for g, ids in enumerate(by_phase):
+            if stayed:
+                pieces = active[g]
+
+                def one(piece: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
+                    rows, offsets, child = piece
+                    return float(sweep_rows(rows, offsets, child, np.ones(1), False, kind, to_move, value, True, moved))
+
+                for r in (pool.map(one, pieces) if pool is not None else map(one, pieces)):
+                    res = max(res, r)
+                for rows, _, _ in pieces:
+                    if np.any(moved[rows] & ~inside[rows]):
+                        stayed = False
+            else:  # (a position outside moved: its parents below are not all in the active part)
+                results = (pool.map(lambda j: part(j, False, "sweep"), ids) if pool is not None
+                           else (part(j, False, "sweep") for j in ids))
+                for r, _, _ in results:
+                    res = max(res, r)
+        return res, stayed
+
     ends = np.zeros(0, np.int32)
     dist = np.zeros(0, np.int32)
     tie = [0.0]  # the tie-break's factor (TIE_BREAK / (2 + the largest distance))
@@ -548,13 +635,36 @@ def solve_by_rounds(
     policy_stats: dict[str, Any] = {}
     try:
         first = sweeps == 0 or resumed is not None  # (a resumed run checks the phases again)
+        use_active = False
         while sweeps < max_sweeps and not change < tol:
-            res = sweep(first)
+            if use_active:
+                res, stayed = active_sweep()
+                counts["active_sweeps"] += 1
+                counts["active_left"] += not stayed
+            else:
+                if tracking:
+                    moved[:] = False
+                res = sweep(first)
+                counts["full_sweeps"] += 1
+                stayed = False
             first = False
             new, _ = starts.solve(value, to_move, skip=skip)
             if len(sims):
                 res = max(res, float(np.abs(new - value[sims]).max()))
+                if tracking:
+                    moved[sims[new != value[sims]]] = True
                 value[sims] = new
+            if tracking and held is not None and held.ready:
+                if stayed and not np.any(moved[sims] & ~inside[sims]):
+                    use_active = True
+                else:  # (after a full sweep, or one that left the active part: find it again)
+                    use_active = False
+                    if not stayed and np.count_nonzero(moved) <= active_share * n:
+                        inside = moved.copy() if len(inside) == 0 else (inside | moved)
+                        build_active()
+                        use_active = True
+                    elif stayed:  # (a round start outside moved: the next sweep goes through all)
+                        inside = inside | moved
             change = res
             sweeps += 1
             if folder is not None:
@@ -630,6 +740,7 @@ def solve_by_rounds(
         "seconds_sweeps": t_values - t_ready,
         "seconds": time.perf_counter() - t0,
         "held_moves": None if held is None else held.edges,
+        **counts,
         **policy_stats,
         "held_bytes": int(keys.nbytes + value.nbytes + kind.nbytes + to_move.nbytes + order.nbytes
                           + (find.starts.nbytes if find.starts is not None else 0)),
