@@ -354,6 +354,31 @@ def test_active_sweeps_give_the_same_iterates(params) -> None:
     assert left > 0  # (the way out of the active part was taken)
 
 
+def test_a_cycling_iteration_stops_and_says_so(tmp_path) -> None:
+    """Two round starts whose one joint choice leads to each other: from iterates that differ
+    there (as Petal Battle 8-2's sweeps reached them), the round starts' values swap every sweep
+    for ever. The sweeps stop after CYCLE_SWEEPS equal largest changes, not converged, not
+    certified, and the table says why."""
+    import json
+
+    from solver.pipeline import roundwise
+
+    nodes = [Node(S, 0, edges=((1, 1.0),), rows=1), Node(S, 0, edges=((0, 1.0),), rows=1)]
+    game = NodeGame(nodes)
+    work = tmp_path / "t.roundwise"
+    first = solve_by_rounds(game, symmetry=False, work=work)
+    assert first.converged and first.stats["sweeps"] == 1 and not first.stats["cycling"]
+    np.save(work / "values.1.npy", np.array([0.5, -0.5]))  # (iterates that differ on the loop)
+    (work / "values.json").write_text(json.dumps({"positions": 2, "sweeps": 1, "file": "values.1.npy",
+                                                  "change": 1.0}))
+    rw = solve_by_rounds(game, symmetry=False, work=work)
+    assert rw.stats["cycling"] and not rw.converged and not rw.stats["certified"]
+    assert rw.stats["sweeps"] == 1 + roundwise.CYCLE_SWEEPS and rw.stats["last_sweep_change"] == 1.0
+    roundwise.write_table(game, rw, tmp_path / "table", symmetry=False, run_id="x", seconds=0.0)
+    meta = json.loads((tmp_path / "table" / "tiers.json").read_text())
+    assert "value iteration cycles" in meta["not_certified_because"] and not meta["converged"]
+
+
 def test_without_disk_room_every_sweep_expands(tmp_path, monkeypatch) -> None:
     from solver.pipeline import roundwise
 

@@ -70,6 +70,10 @@ SWEEP_BYTES = 31
 #: bytes a position while the win probabilities are found: the sweeps' arrays, the distances to
 #: an end (4) and the win and loss probabilities (16)
 POLICY_BYTES = SWEEP_BYTES + 20
+#: the sweeps stop when their largest change has equalled the one before, bit for bit, this many
+#: times in a row: the iteration cycles (Petal Battle 8-2 from sweep 46 on: values of 81,458
+#: positions swap between 0.29472 and 0.29424 every sweep) and will not converge
+CYCLE_SWEEPS = 8
 #: bytes a position at the search's peak (every key found, the ply's children and their
 #: deduplication), measured on Petal Battle 8-2: 17.7 GiB sampled at ply 16 of 29 (51.7)
 SEARCH_BYTES = 52
@@ -446,6 +450,9 @@ def solve_by_rounds(
     a move, in ``work`` when given, else in memory) and the other sweeps read them instead of
     expanding the positions again (the same iterates; games with chance nodes in play, or
     without the disk room, always expand).
+    The sweeps also stop when their largest change has equalled the one before, bit for bit,
+    :data:`CYCLE_SWEEPS` times in a row: the iteration cycles and will not converge
+    (``stats["cycling"]``; the solution is then neither converged nor certified).
     ``active_share``: with the moves held, once at most this share of the positions moved in a
     full sweep, the sweeps go through the parents of the positions that moved only, while no
     other position moves (the same iterates; 0: every sweep goes through every position).
@@ -636,7 +643,8 @@ def solve_by_rounds(
     try:
         first = sweeps == 0 or resumed is not None  # (a resumed run checks the phases again)
         use_active = False
-        while sweeps < max_sweeps and not change < tol:
+        repeats = 0  # sweeps in a row whose largest change equalled the one before, bit for bit
+        while sweeps < max_sweeps and not change < tol and repeats < CYCLE_SWEEPS:
             if use_active:
                 res, stayed = active_sweep()
                 counts["active_sweeps"] += 1
@@ -665,6 +673,7 @@ def solve_by_rounds(
                         use_active = True
                     elif stayed:  # (a round start outside moved: the next sweep goes through all)
                         inside = inside | moved
+            repeats = repeats + 1 if res == change else 0
             change = res
             sweeps += 1
             if folder is not None:
@@ -729,6 +738,7 @@ def solve_by_rounds(
         **starts.counters.stats(),
         "sweeps": sweeps,
         "last_sweep_change": float(change),
+        "cycling": bool(repeats >= CYCLE_SWEEPS and not change < tol),
         "residual": float(residual),
         "certified": bool(certified),
         "certificate_threshold": CERTIFICATE_THRESHOLD,
@@ -844,7 +854,8 @@ class _HeldMoves:
     def _open(self, edges: int) -> None:
         assert self.folder is not None
         self.edges = edges
-        self.degrees = np.memmap(self.folder / "degrees.bin", dtype=np.uint16, mode="r", shape=(self.rows,))
+        self.degrees = (np.memmap(self.folder / "degrees.bin", dtype=np.uint16, mode="r", shape=(self.rows,))
+                        if self.rows else np.zeros(0, np.uint16))  # (an empty file cannot be mapped)
         self.moves = (np.memmap(self.folder / "moves.bin", dtype=self.dtype, mode="r", shape=(edges,)) if edges
                       else np.zeros(0, self.dtype))
         self._index()
@@ -1044,9 +1055,15 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
         meta["win_probabilities"] = "not computed by the round-by-round engine for games with chance in play"
     else:
         meta["policy"] = {k: st[k] for k in ("policy_iterations", "policy_residual", "policy_gap") if k in st}
-        meta["policy"]["strategies"] = ("the stored mixes at the round starts, the first best move elsewhere "
-                                        "(no loop tie-break); endless play counts as neither win nor loss")
-    if not st["certified"] or not sol.converged:
+        meta["policy"]["strategies"] = ("the stored mixes at the round starts, the best move elsewhere (ties "
+                                        "broken by the loop tie-break, applied to every move); endless play "
+                                        "counts as neither win nor loss")
+    if st.get("cycling"):
+        meta["not_certified_because"] = (
+            f"value iteration cycles: the largest change stayed at {st['last_sweep_change']:.6g} for "
+            f"{CYCLE_SWEEPS + 1} sweeps in a row (values swapping between sweeps), so its values are no fixed "
+            f"point (residual {st['residual']:.3g}) and prove nothing; more sweeps do not help")
+    elif not st["certified"] or not sol.converged:
         meta["not_certified_because"] = (f"value iteration stopped after {st['sweeps']} sweeps with residual "
                                          f"{st['residual']:.3g}; raise --max-sweeps")
     atomic_json(tmp / "tiers.json", meta)
