@@ -336,7 +336,8 @@ def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path)
     assert np.array_equal(solve_by_rounds(game, work=tmp_path / "w", chunk=500).value, whole.value)
 
 
-@pytest.mark.parametrize("params", [P4_MIXED, dict(petals=6, run=3, per_size=1)])
+@pytest.mark.parametrize("params", [P4_MIXED, pytest.param(dict(petals=6, run=3, per_size=1),
+                                                          marks=pytest.mark.slow)])
 def test_active_sweeps_give_the_same_iterates(params) -> None:
     """Sweeps through the parents of the positions that moved only (leaving that part, and
     finding it again, when a position outside it moves): every value, win probability and
