@@ -778,7 +778,11 @@ def solve(
     notes = notes if notes is not None else []
     path = folder / POSITIONS
 
-    if (path.exists() or _tiered.is_tiered(folder)) and not force:
+    from solver.pipeline import roundwise as _roundwise
+
+    # (a round-by-round table that did not converge keeps its work folder: the same command resumes)
+    resuming = how.kind == "rounds" and _roundwise.unfinished(folder) is not None
+    if (path.exists() or _tiered.is_tiered(folder)) and not force and not resuming:
         try:
             sol = load(game, out=out, symmetry=symmetry)
         except TableError as exc:

@@ -355,6 +355,35 @@ def test_active_sweeps_give_the_same_iterates(params) -> None:
     assert left > 0  # (the way out of the active part was taken)
 
 
+def test_an_unconverged_solve_keeps_its_work_folder_and_more_sweeps_resume(tmp_path) -> None:
+    """A solve stopped by --max-sweeps writes its table (not converged, saying how to go on) and
+    keeps the work folder: the same command with more sweeps resumes from the last sweep, ends
+    with the same values as one run, and then removes it."""
+    import json
+
+    from solver.pipeline.roundwise import solve_variant, work_dir
+
+    game = make_game("petal", P4_MIXED)
+    whole = solve_by_rounds(game)
+    folder = tmp_path / "t"
+    solve_variant(game, folder, max_sweeps=3)
+    meta = json.loads((folder / "tiers.json").read_text())
+    assert not meta["converged"] and "the same command resumes" in meta["not_certified_because"]
+    assert json.loads((work_dir(folder) / "values.json").read_text())["sweeps"] == 3
+    solve_variant(game, folder)
+    meta = json.loads((folder / "tiers.json").read_text())
+    assert meta["converged"] and meta["sweeps"] == whole.stats["sweeps"] and not work_dir(folder).exists()
+    # through the API (as `pyramids solve`): the table on disk is not reused while its work folder is there
+    from solver.api import solve
+
+    out = tmp_path / "api"
+    first = solve(game, out=out, tiered=True, max_sweeps=3)
+    assert not first.meta["converged"]
+    again = solve(game, out=out, tiered=True)
+    assert again.meta["converged"] and again.meta["sweeps"] == whole.stats["sweeps"]
+    assert not work_dir(again.path).exists()
+
+
 def test_a_cycling_iteration_stops_and_says_so(tmp_path) -> None:
     """Two round starts whose one joint choice leads to each other: from iterates that differ
     there (as Petal Battle 8-2's sweeps reached them), the round starts' values swap every sweep

@@ -1068,7 +1068,8 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
             f"point (residual {st['residual']:.3g}) and prove nothing; more sweeps do not help")
     elif not st["certified"] or not sol.converged:
         meta["not_certified_because"] = (f"value iteration stopped after {st['sweeps']} sweeps with residual "
-                                         f"{st['residual']:.3g}; raise --max-sweeps")
+                                         f"{st['residual']:.3g}; raise --max-sweeps (the same command resumes "
+                                         "from the last sweep)")
     atomic_json(tmp / "tiers.json", meta)
     if folder.exists():
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -1085,7 +1086,8 @@ def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float
                   progress: Progress | None = None, force: bool = False,
                   max_positions: int | None = None) -> Path:
     """Solve ``game`` round by round into the table ``folder`` (resuming the work folder beside
-    it unless ``force``), then remove the work folder; returns ``folder``."""
+    it unless ``force``), then remove the work folder once the values converged (else it stays,
+    so that more sweeps resume from the last one); returns ``folder``."""
     work = work_dir(folder)
     if force:
         shutil.rmtree(work, ignore_errors=True)
@@ -1094,5 +1096,6 @@ def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float
                           symmetry=symmetry, workers=workers, progress=progress, work=work,
                           max_positions=max_positions)
     write_table(game, sol, folder, symmetry=symmetry, run_id=uuid.uuid4().hex, seconds=time.perf_counter() - t0)
-    shutil.rmtree(work, ignore_errors=True)
+    if sol.converged:
+        shutil.rmtree(work, ignore_errors=True)
     return folder
