@@ -52,7 +52,7 @@ from solver.core.game import Game, NodeKind
 from solver.engines.enumerate import Reached, reachable
 from solver.engines.rounds import TIE_BREAK, relax_node, sweep_rows
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counters, SimBlock
-from solver.engines.stochastic import validate_tol
+from solver.engines.stochastic import terminal_ends, validate_tol
 from solver.pipeline.memory import arrow_on_malloc, return_freed_memory
 from solver.pipeline.tierwork import tier_file
 from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json
@@ -697,7 +697,7 @@ def solve_by_rounds(
         final, mixes = starts.solve(value, to_move, mixes=True)
         assert mixes is not None
         if win_probabilities and not np.any(kind == _C):
-            # under the stored strategies: the round starts' mixes, the first best move elsewhere
+            # under the stored strategies: the round starts' mixes, the tie-broken best move elsewhere
             if progress is not None:
                 progress("policy", sweeps, 0, 0.0)
             t_policy = time.perf_counter()
@@ -719,10 +719,7 @@ def solve_by_rounds(
             w, l, policy_stats = starts.policy(mixes, ends, kind, to_move, reached.result, tol=min(tol, 1e-12),
                                                max_iter=max_policy_iterations)
             ends = np.zeros(0, np.int32)
-            terminal = kind == _T
-            p_win = np.where(terminal & (np.asarray(reached.result) > 0), 1.0, 0.0)
-            p_loss = np.where(terminal & (np.asarray(reached.result) < 0), 1.0, 0.0)
-            del terminal
+            p_win, p_loss = terminal_ends(reached.result, kind == _T, None)
             p_win[sims], p_loss[sims] = w, l
             sweep(False, "policy")
             dist = np.zeros(0, np.int32)
