@@ -796,15 +796,25 @@ def _proof_sentence(meta: dict[str, Any]) -> str | None:
     b = meta.get("bounds")
     if not b or not b.get("proven"):
         return None
-    how = (f"{b['rounds']} round{'s' if b['rounds'] != 1 else ''} of better strategies"
-           + (" in exact rational arithmetic" if b.get("exact") else "")
-           + "; each end of an interval is what one player's stationary strategy guarantees against "
-             "every reply of the other")
+    if "rounds" not in b:  # (round by round: the game cut off as a loss, and as a win, for Player 1)
+        how = (f"the game cut off after {b['sweeps_lower']:,} rounds as a loss for Player 1 and after "
+               f"{b['sweeps_upper']:,} as a win; each end of an interval is what one player guarantees in "
+               "such a cut-off game")
+        more = ("" if b.get("converged_lower") and b.get("converged_upper") else
+                "; more sweeps (--max-sweeps, the same command resumes) may narrow it")
+        closed = (f"; {int(b['closed']):,} positions closed within {float(b['tolerance']):.0e}"
+                  if "closed" in b else "")
+    else:
+        how = (f"{b['rounds']} round{'s' if b['rounds'] != 1 else ''} of better strategies"
+               + (" in exact rational arithmetic" if b.get("exact") else "")
+               + "; each end of an interval is what one player's stationary strategy guarantees against "
+                 "every reply of the other")
+        more, closed = "; more rounds (--bound-rounds) may narrow it", ""
     if meta.get("certified"):
         return (f"Certified: every position's value is proven to lie in an interval at most "
                 f"{max(float(b['width']), 1e-300):.1e} wide ({how}).")
     return (f"Not certified everywhere: the widest proven interval is {float(b['width']):.1e} wide, more "
-            f"than {float(b['tolerance']):.0e} ({how}); more rounds (--bound-rounds) may narrow it.")
+            f"than {float(b['tolerance']):.0e} ({how}{closed}){more}.")
 
 
 def _move_names(solution: Any) -> dict[int, list[str]]:

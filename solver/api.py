@@ -527,6 +527,8 @@ class TieredSolution(Solution):
                 p_win=row["p_win"], p_loss=row["p_loss"], to_move=int(row["player"]), kind=kind,
                 payoff=self.meta.get("payoffs") == "real",
                 strategies=self._row_mixes(state, row) if kind == "simultaneous" else None,
+                value_interval=((float(row["value_lo"]), float(row["value_hi"]))
+                                if row.get("value_lo") is not None else None),
             )
         if int(row["kind"]) == NodeKind.CHANCE:  # a random setup's start (:mod:`tiered_setups`)
             return PositionValue(value=None, remoteness=None, margin=None, expected=float(row["expected"]),
@@ -803,7 +805,7 @@ def solve(
         t0 = time.perf_counter()
         pipeline.solve_rounds_variant(game, folder, symmetry=symmetry, force=force, tol=tol, max_sweeps=max_sweeps,
                                       workers=workers, progress=progress, announce=announce, notes=notes,
-                                      check=check_estimate, max_positions=max_positions)
+                                      check=check_estimate, max_positions=max_positions, bounds=bounds)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

@@ -124,10 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "proven interval [value_lo, value_hi] of every position (each player's strategy "
                         "against the other's exact best reply; certified when every interval is at "
                         "most 1e-9 wide). Default 4; 0 proves with value iteration's strategies only; "
-                        "a table that stopped at fewer rounds is solved again")
+                        "a table that stopped at fewer rounds is solved again. Round by round (--tiered) "
+                        "the bounds are the game cut off as a loss and as a win for player 1, swept like "
+                        "the values until they converge (--max-sweeps), and this option is not used")
     p.add_argument("--no-bounds", action="store_true",
                    help="secret simultaneous choices: skip the proven bounds (faster; the table then "
-                        "holds value iteration's iterate, which proves nothing)")
+                        "holds value iteration's iterate, which proves nothing; round by round: two "
+                        "more value iterations skipped)")
     tier = p.add_mutually_exclusive_group()
     tier.add_argument("--tiered", dest="tiered", action="store_true", default=None,
                       help="solve tier by tier, out of core (games that name tiers); resumes an "
@@ -924,8 +927,11 @@ def format_summary(s: dict[str, Any]) -> str:
         if "value_interval" in s:
             lo, hi = s["value_interval"]
             b = s["bounds"]
-            lines.append(f"  proven         the value lies in [{lo:+.9f}, {hi:+.9f}] for {who} (best replies "
-                         f"to both players' strategies; {b['rounds']} rounds of better strategies, "
+            how = (f"best replies to both players' strategies; {b['rounds']} rounds of better strategies"
+                   if "rounds" in b else
+                   f"the game cut off as a loss for player 1 after {b['sweeps_lower']} rounds, as a win after "
+                   f"{b['sweeps_upper']}")
+            lines.append(f"  proven         the value lies in [{lo:+.9f}, {hi:+.9f}] for {who} ({how}, "
                          f"{b['seconds']:.1f} s)")
     if "arrangements" in s and len(s["arrangements"]) > 1:
         lines.append(f"  per arrangement (player {st['to_move']}'s view):")

@@ -448,7 +448,7 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
 
     game = make_game("petal", P4_MIXED)
     whole = solve(game, out=tmp_path / "whole", bounds=False)
-    sol = solve(game, out=tmp_path / "rounds", tiered=True)
+    sol = solve(game, out=tmp_path / "rounds", tiered=True, bounds=False)  # (certified: a fixed point)
     assert isinstance(sol, TieredSolution)
     meta = sol.meta
     assert meta["tier_function"] == "round_phase" and meta["certified"] and meta["solver"] == "value_iteration (by rounds)"
@@ -535,3 +535,159 @@ def test_max_positions_refuses_a_large_round_by_round_solve_at_once(capsys, tmp_
         err = capsys.readouterr().err
         assert code == 2 and text in err and len(err.strip().splitlines()) == 1, err
     assert not any(tmp_path.rglob("*.npy"))
+
+
+# --- proven bounds: the game cut off as a loss, and as a win, for Player 1 -------------------
+
+def _interval(rw) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = rw.interval()
+    return np.asarray(lo), np.asarray(hi)
+
+
+def test_the_guaranteed_values_bracket_each_matrix_games_value() -> None:
+    """``guarantee``: what player 0's optimal mix guarantees against every column is at most the
+    game's value, what player 1's concedes at least, both equal to it within the LP's precision."""
+    from solver.engines.simultaneous import Counters, SimBlock
+
+    rng = np.random.default_rng(3)
+    k, r, c = 200, 3, 4
+    values = rng.normal(size=k * r * c)
+    child = np.arange(k * r * c) + k  # (node i's moves: its r x c matrix's entries)
+    value = np.concatenate([np.zeros(k), values])
+    to_move = np.zeros(len(value), np.int8)
+    offsets = np.arange(k + 1) * r * c
+    block = SimBlock(np.arange(k), offsets, np.full(k, r), np.full(k, r * c))
+    exact = np.array([solve_matrix_game(values[i * r * c:(i + 1) * r * c].reshape(r, c)).value for i in range(k)])
+    got = {g: block.solve(value, child, to_move, Counters(), guarantee=g) for g in (None, "lower", "upper")}
+    assert np.all(got["lower"] <= exact + 1e-12) and np.all(got["upper"] >= exact - 1e-12)
+    np.testing.assert_allclose(got["lower"], exact, atol=1e-9)
+    np.testing.assert_allclose(got["upper"], exact, atol=1e-9)
+    np.testing.assert_allclose(got[None], exact, atol=1e-12)
+
+
+def test_bounds_on_hand_built_games_where_endless_play_counts() -> None:
+    """Endless play counts 0 in the game: a side that can keep play going makes the game cut off
+    as a loss and as a win differ, and the interval says so; where play must end, it closes."""
+    won = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 0, edges=((0, 1.0), (2, 1.0))), Node(T, 0, result=1)]
+    rw = solve_by_rounds(NodeGame(won), symmetry=False, bounds=True)
+    assert _interval(rw)[0][rw.root] == 1 and _interval(rw)[1][rw.root] == 1
+    assert rw.stats["bounds"]["width"] == 0 and rw.stats["bounds"]["crossed"] == 0
+    # Player 2 can stay away from his loss for ever: the value is 0; cut off as Player 1's loss,
+    # Player 2 stays (-1); as his win, Player 2 is indifferent (+1)
+    held_off = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 1, edges=((2, 1.0), (0, 1.0))),
+                Node(T, 1, result=-1)]
+    rw = solve_by_rounds(NodeGame(held_off), symmetry=False, bounds=True)
+    lo, hi = _interval(rw)
+    assert (lo[rw.root], hi[rw.root]) == (-1.0, 1.0) and rw.value[rw.root] == 0
+    assert rw.stats["bounds"]["start_player1"] == [-1.0, 1.0]
+    # Player 1 chooses between a tie and coming back: the value is 0 (the tie, or endless play);
+    # cut off as his loss he takes the tie (0), as his win he comes back (+1)
+    loop = [Node(S, 0, edges=((1, 1.0),) * 4, rows=2), Node(D, 0, edges=((0, 1.0), (2, 1.0))), Node(T, 0, result=0)]
+    rw = solve_by_rounds(NodeGame(loop), symmetry=False, bounds=True)
+    lo, hi = _interval(rw)
+    assert (lo[rw.root], hi[rw.root]) == (0.0, 1.0)
+    # a decision node of Player 2 (own view): its interval is the side to move's, Player 1's negated
+    row = int(np.flatnonzero(rw.keys == 1)[0])
+    lo2, hi2 = _interval(solve_by_rounds(NodeGame(held_off), symmetry=False, bounds=True))
+    assert (lo2[row], hi2[row]) == (-1.0, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bounds_meet_the_whole_graph_proven_bounds(seed: int) -> None:
+    """Two independent proofs of the same values: the cut-off bounds round by round and the
+    whole graph's best-reply bounds (solver.engines.bounds) must overlap at every position, and
+    each iteration's lower bound lies below its upper bound."""
+    from solver.pipeline.whole import solve_graph
+
+    rng = random.Random(100 + seed)
+    nodes = round_game(rng, 40)
+    nodes[0] = Node(S, 0, edges=tuple((k, 1.0) for k in (1, 5, 9, 13)), rows=2) if nodes[0].kind != S else nodes[0]
+    game = NodeGame(nodes)
+    graph = enumerate_positions(game, symmetry=False)
+    cols, extra, _ = solve_graph(game, graph, bound_rounds=4)
+    rw = solve_by_rounds(game, symmetry=False, bounds=True)
+    assert np.array_equal(rw.keys, np.asarray(graph.keys))
+    lo, hi = _interval(rw)
+    assert rw.stats["bounds"]["crossed"] == 0 and np.all(lo <= hi + 1e-12)
+    assert np.all(np.maximum(lo, cols["value_lo"]) <= np.minimum(hi, cols["value_hi"]) + 1e-9)
+    # where the whole graph's interval closed, ours holds that value
+    shut = cols["value_hi"] - cols["value_lo"] <= 1e-9
+    assert np.all(lo[shut] <= cols["value_hi"][shut] + 1e-9) and np.all(hi[shut] >= cols["value_lo"][shut] - 1e-9)
+
+
+def test_petal_4_bounds_hold_the_whole_graph_bounds_and_the_table_keeps_them(tmp_path) -> None:
+    """Petal Battle 4 (run 3: players can keep play going): the intervals overlap the whole
+    graph's proven ones at every position; the table stores them (``value_lo``/``value_hi``, the
+    value moved into them), says how wide they are, and ``show`` and the report quote them."""
+    import json
+
+    from solver.api import TieredSolution, solve
+
+    game = make_game("petal", P4_MIXED)
+    whole = solve(game, out=tmp_path / "whole")  # (with its own proven bounds)
+    sol = solve(game, out=tmp_path / "rounds", tiered=True)
+    assert isinstance(sol, TieredSolution)
+    table = sol.positions.sort("key")
+    assert np.array_equal(table["key"].to_numpy(), whole.column("key"))
+    lo, hi = table["value_lo"].to_numpy(), table["value_hi"].to_numpy()
+    wlo, whi = whole.column("value_lo"), whole.column("value_hi")
+    assert np.all(lo <= hi) and np.all(np.maximum(lo, wlo) <= np.minimum(hi, whi) + 1e-9)
+    value = table["value"].to_numpy()
+    assert np.all((value >= lo) & (value <= hi))
+    meta = sol.meta
+    assert not meta["certified"] and "the proven intervals are up to" in meta["not_certified_because"]
+    assert meta["bounds"]["proven"] and meta["value_interval"][0] < sol.root.expected < meta["value_interval"][1]
+    assert sol.root.value_interval == pytest.approx(tuple(meta["value_interval"]))
+    assert not (tmp_path / "rounds" / "petal" / (sol.path.name + ".roundwise")).exists()  # (both converged)
+    from analysis.report import _proof_sentence
+
+    text = _proof_sentence(meta)
+    assert text.startswith("Not certified everywhere") and "cut off after" in text and "--max-sweeps" not in text
+    assert json.loads((sol.path / "tiers.json").read_text())["bounds"]["method"].startswith("truncation")
+
+
+def test_petal_6_bounds_close_everywhere() -> None:
+    """Petal Battle 6: both cut-off games converge to one value at every position, the value
+    iteration's, +1/3 at the start (as the whole graph's best-reply bounds prove it, in the
+    shipped report): proven round by round in seconds."""
+    rw = solve_by_rounds(make_game("petal", petals=6, run=3, per_size=1), bounds=True)
+    lo, hi = _interval(rw)
+    b = rw.stats["bounds"]
+    assert b["closed"] == len(rw.keys) and b["width"] <= 1e-9 and b["converged_lower"] and b["converged_upper"]
+    assert np.all(np.abs(rw.value - lo) <= 1e-9) and np.all(np.abs(rw.value - hi) <= 1e-9)
+    assert b["start_player1"] == pytest.approx([1 / 3, 1 / 3], abs=1e-9)
+
+
+def test_stopped_bounds_resume_to_the_same_bounds(tmp_path) -> None:
+    """The bounds' sweeps are kept in the work folder like the values' (``lower``/``upper``): a
+    run stopped after 3 sweeps of each resumes to the bounds of a run never stopped."""
+    import json
+
+    game = make_game("petal", P4_MIXED)
+    whole = solve_by_rounds(game, bounds=True)
+    work = tmp_path / "t.roundwise"
+    first = solve_by_rounds(game, bounds=True, max_sweeps=3, work=work)
+    assert first.stats["bounds"]["sweeps_lower"] == 3 and not first.stats["bounds"]["converged_lower"]
+    assert json.loads((work / "upper.json").read_text())["sweeps"] == 3
+    rw = solve_by_rounds(game, bounds=True, work=work)
+    assert rw.stats["bounds"]["converged_lower"] and rw.stats["bounds"]["converged_upper"]
+    for a, b in zip(_interval(rw), _interval(whole)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-8)
+
+
+def test_a_killed_runs_temporary_files_go(tmp_path) -> None:
+    """A run killed while writing its values leaves ``.values.<k>.npy.<pid>.tmp`` (2.9 GB on Petal
+    8-2): the next run on the folder removes it, not one of a process still running."""
+    import os
+    import subprocess
+    import sys
+
+    work = tmp_path / "t.roundwise"
+    work.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale, live = work / f".values.3.npy.{dead}.tmp", work / f".values.3.npy.{os.getpid()}.tmp"
+    stale.write_bytes(b"x")
+    live.write_bytes(b"x")
+    solve_by_rounds(make_game("petal", P4), work=work, max_sweeps=1)
+    assert not stale.exists() and live.exists()

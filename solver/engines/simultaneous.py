@@ -174,12 +174,16 @@ class SimBlock:
         skip: float | None = None,
         strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
         scale: Callable[[np.ndarray], np.ndarray] | None = None,
+        guarantee: str | None = None,
     ) -> np.ndarray:
         """New values (own view) of the nodes, each from its own side to move (``to_move``,
         the graph's ``int8[n]``); with ``skip``, nodes whose matrix moved by at most ``skip``
         since their last solve keep ``value``. Fills ``strategies`` when given. ``scale`` maps
         an array of edges to factors that multiply those matrix entries (the tie-break
-        discount)."""
+        discount). ``guarantee``: ``"lower"`` gives, instead of each game's value, what player
+        0's optimal mix guarantees against every column (at most the value, by rounding only),
+        ``"upper"`` what player 1's concedes against every row (at least the value): the
+        values of proven bounds."""
         out = value[self.nodes].copy()
         t0 = time.perf_counter()
         for g, (pos, edges, _, _) in enumerate(self.groups):
@@ -193,13 +197,18 @@ class SimBlock:
                     continue
                 todo = np.flatnonzero(moved)
             batch = solve_matrix_games(a[todo], chunk=CHUNK)
+            got = batch.value
+            if guarantee == "lower":
+                got = np.einsum("kr,krc->kc", batch.row, a[todo]).min(axis=1)
+            elif guarantee == "upper":
+                got = np.einsum("krc,kc->kr", a[todo], batch.col).max(axis=1)
             if skip is not None:
                 if self.last[g] is None:
                     self.last[g] = a.copy()
                 else:
                     self.last[g][todo] = a[todo]
             rows = pos[todo]
-            out[rows] = batch.value * np.where(to_move[self.nodes[rows]] == 0, 1.0, -1.0)
+            out[rows] = got * np.where(to_move[self.nodes[rows]] == 0, 1.0, -1.0)
             counters.matrix_games += len(batch)
             counters.lp_solves += batch.lp_solves
             counters.lp_calls += batch.lp_calls

@@ -25,8 +25,21 @@ values: the largest violation), and every position's win and loss probabilities 
 strategies (the mixes, and at each decision node the best move with the round engine's loop
 tie-break applied to every move: passes find each position's fewest moves to an end (until
 none falls) and where its round ends, then the round starts' probabilities solve a linear system of their
-own, and one pass gives the rest; games with chance nodes in play get none). Not yet: the proven
-bounds of the whole-graph solve (:mod:`solver.pipeline.whole`).
+own, and one pass gives the rest; games with chance nodes in play get none).
+
+Proven bounds (``bounds=True``; the pipeline's default) come from two more value iterations, not
+from the whole-graph solve's best replies (:mod:`solver.engines.bounds`, which needs the graph
+and hundreds of bytes a position): one from every unfinished position *lost* for Player 1, one
+from every unfinished position *won*. After ``k`` sweeps (``k`` rounds: phases are acyclic
+within a round) the first holds what Player 1 guarantees in the game cut off after ``k`` rounds
+as his loss, which is at most what he guarantees in the real game, where endless play counts 0
+(the same strategy, played on, does at least as well); the second what Player 2 guarantees the
+same way. Each sweep's bounds are proven, not only the limit's, so a run stopped anywhere keeps
+proven bounds. At round starts each bound takes what the mover's optimal mix guarantees against
+every reply (``guarantee``), not the LP's value, so the LP's tolerances cannot cross the value.
+Where neither side can keep play going for ever (Petal Battle 6: every position closes within
+1e-9, in seconds against the whole graph's 13 minutes) the two meet; where one can, they
+differ by what endless play is worth and the interval says so (the table is then not certified).
 """
 
 from __future__ import annotations
@@ -55,7 +68,7 @@ from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, TOL_FLOOR, Counte
 from solver.engines.stochastic import terminal_ends, validate_tol
 from solver.pipeline.memory import arrow_on_malloc, return_freed_memory
 from solver.pipeline.tierwork import tier_file
-from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json
+from solver.pipeline.workfiles import atomic_json, atomic_npy, read_json, remove_stale
 from solver.tables import mix_column, write_parquet
 
 _D = int(NodeKind.DECISION)
@@ -79,6 +92,15 @@ POLICY_BYTES = 60
 #: times in a row: the iteration cycles (Petal Battle 8-2 from sweep 46 on: values of 81,458
 #: positions swap between 0.29472 and 0.29424 every sweep) and will not converge
 CYCLE_SWEEPS = 8
+#: an interval between the bounds at most this wide counts as closed (the stored value proven)
+BOUND_CLOSED = 1e-9
+#: what the bounds are (written in the tables' metadata)
+BOUNDS_DOC = (
+    "truncation: value iteration from every unfinished position lost for Player 1 gives, after k sweeps, what "
+    "Player 1 guarantees when the game is cut off after k rounds as his loss (a lower bound on the value, "
+    "where endless play counts 0); from every unfinished position won, what Player 2 guarantees (an upper "
+    "bound). Each round start takes what the mover's optimal mix guarantees against every reply, not the "
+    "LP's value: the LP's tolerances cannot cross the value (only float64 rounding of a few products, ~1e-16)")
 #: bytes a position at the search's peak (every key found, the ply's children and their
 #: deduplication), measured on Petal Battle 8-2: 17.7 GiB sampled at ply 16 of 29 (51.7)
 SEARCH_BYTES = 52
@@ -120,6 +142,18 @@ class RoundwiseSolution:
     #: not computed)
     p_win: np.ndarray | None = None
     p_loss: np.ndarray | None = None
+    #: proven bounds (``bounds=True``): Player 1's lower and upper bound on each position's value,
+    #: each stored in the own view of the side to move (so at Player 2's positions ``lower`` is
+    #: the larger); ``None``: not computed
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+
+    def interval(self, rows: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        """The proven interval of ``rows``' values, from their side to move."""
+        assert self.lower is not None and self.upper is not None
+        first = self.to_move[rows] == 0
+        lo, hi = np.asarray(self.lower[rows]), np.asarray(self.upper[rows])
+        return np.where(first, lo, hi), np.where(first, hi, lo)
 
     @property
     def start_value(self) -> float:
@@ -171,6 +205,10 @@ class _RoundStarts:
         self.child = order[np.searchsorted(self.space[order], child)]
         self.block = SimBlock(np.arange(len(sims)), offsets, r, deg)
         self.counters = Counters()
+
+    def forget(self) -> None:
+        """Drop the matrices kept for ``skip``: the next solve solves every round start."""
+        self.block.last = [None] * len(self.block.groups)
 
     def relax(self, dist: np.ndarray, big: int) -> bool:
         """:func:`_relax_rows` at the round starts; True if a distance fell."""
@@ -227,12 +265,14 @@ class _RoundStarts:
                                                             "policy_residual": float(change)}
 
     def solve(self, value: np.ndarray, to_move: np.ndarray, *, skip: float | None = None,
-              mixes: bool = False) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+              mixes: bool = False, guarantee: str | None = None
+              ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """New values (own view) of the round starts from ``value``; with ``mixes``, both
-        players' optimal mixes (padded with zeros to the widest shape)."""
+        players' optimal mixes (padded with zeros to the widest shape); ``guarantee``: what
+        one player's optimal mix guarantees instead of the value (:meth:`SimBlock.solve`)."""
         strategies: dict[int, tuple[np.ndarray, np.ndarray]] | None = {} if mixes else None
         out = self.block.solve(value[self.space], self.child, to_move[self.space], self.counters, skip=skip,
-                               strategies=strategies)
+                               strategies=strategies, guarantee=guarantee)
         if strategies is None:
             return out, None
         width_r = max((len(x) for x, _ in strategies.values()), default=0)
@@ -414,6 +454,25 @@ def _parents_of(rows, offsets, child, inside):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _widths(lower, upper, to_move, closed):  # pragma: no cover - compiled
+    """The widest interval between the bounds ``lower`` and ``upper`` (each Player 1's bound,
+    stored in the own view of the side to move) and (positions where they cross by more than
+    rounding, positions where they are at most ``closed`` apart)."""
+    widest = 0.0
+    crossed = 0
+    shut = 0
+    for i in range(len(lower)):
+        w = upper[i] - lower[i] if to_move[i] == 0 else lower[i] - upper[i]
+        if w > widest:
+            widest = w
+        if w < -1e-9:
+            crossed += 1
+        if w <= closed:
+            shut += 1
+    return widest, (crossed, shut)
+
+
+@njit(cache=True, nogil=True)
 def _largest_gap(p_win, p_loss, value):  # pragma: no cover - compiled
     """The largest ``|p_win - p_loss - value|``: where the strategies earn less than the value."""
     gap = 0.0
@@ -440,6 +499,7 @@ def solve_by_rounds(
     win_probabilities: bool = True,
     max_policy_iterations: int = 1_000_000,
     active_share: float = 0.1,
+    bounds: bool = False,
 ) -> RoundwiseSolution:
     """Solve a game that names round phases (:attr:`Game.has_round_phases`) from its keys.
 
@@ -461,6 +521,10 @@ def solve_by_rounds(
     ``active_share``: with the moves held, once at most this share of the positions moved in a
     full sweep, the sweeps go through the parents of the positions that moved only, while no
     other position moves (the same iterates; 0: every sweep goes through every position).
+    ``bounds``: after the values, proven bounds on every position's value, by two more value
+    iterations (:data:`BOUNDS_DOC`): from every unfinished position lost for Player 1 (the lower
+    bound) and won (the upper), each until no value moves by more than ``tol`` or
+    ``max_sweeps``; kept in ``work`` as ``lower``/``upper`` like the values.
     ``win_probabilities``: each position's win and loss probabilities under the stored
     strategies (the round starts' mixes, the first best move elsewhere; endless play counts as
     neither), from two more passes and a linear system on the round starts
@@ -489,8 +553,10 @@ def solve_by_rounds(
     keys, kind, to_move = reached.keys, reached.kind, reached.to_move
     n = len(keys)
     resumed = folder.values(n) if folder is not None else None
+    resumed_at, repeats = None, 0
     if resumed is not None:
-        value, sweeps, change = resumed
+        value, sweeps, change, repeats = resumed
+        resumed_at, resumed = sweeps, None  # (the tuple would hold the values while the bounds run)
         if progress is not None:
             progress("value", sweeps, 0, change)  # (where the run resumes)
     else:
@@ -529,6 +595,8 @@ def solve_by_rounds(
     active: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
     counts = {"full_sweeps": 0, "active_sweeps": 0, "active_rows": 0, "active_left": 0}
 
+    cur = [value]  # the iterate the sweeps update: the values, or one of the bounds
+
     def moves_of(j: int, check: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool, Any]:
         """Job ``j``'s rows and their moves: read from the held moves, or expanded and found
         (then also given to keep, while the held moves are being written)."""
@@ -558,7 +626,7 @@ def solve_by_rounds(
             write = mode == "sweep"
             if not write:  # the certificate's sweep: each row's moves (rows of one phase, apart)
                 num_moves[rows] = np.minimum(np.diff(offsets), np.iinfo(np.uint16).max)
-            res = float(sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, value, write,
+            res = float(sweep_rows(rows, offsets, child, prob, has_prob, kind, to_move, cur[0], write,
                                    moved if (write and tracking) else None))
         return res, len(child), kept
 
@@ -625,7 +693,7 @@ def solve_by_rounds(
 
                 def one(piece: tuple[np.ndarray, np.ndarray, np.ndarray]) -> float:
                     rows, offsets, child = piece
-                    return float(sweep_rows(rows, offsets, child, np.ones(1), False, kind, to_move, value, True, moved))
+                    return float(sweep_rows(rows, offsets, child, np.ones(1), False, kind, to_move, cur[0], True, moved))
 
                 for r in (pool.map(one, pieces) if pool is not None else map(one, pieces)):
                     res = max(res, r)
@@ -645,11 +713,21 @@ def solve_by_rounds(
     p_win: np.ndarray | None = None
     p_loss: np.ndarray | None = None
     policy_stats: dict[str, Any] = {}
-    try:
-        first = sweeps == 0 or resumed is not None  # (a resumed run checks the phases again)
+    def iterate(target: np.ndarray, sweeps: int, change: float, repeats: int, name: str,
+                guarantee: str | None, limit: int, first: bool) -> tuple[int, float, int]:
+        """Sweeps of ``target`` until no value moves by more than ``tol``, ``limit`` sweeps or
+        a cycle; kept in the work folder as ``name`` after every sweep. ``guarantee``: the
+        round starts take what one player's optimal mix guarantees (the bounds)."""
+        nonlocal active, moved, inside
+        cur[0] = target
         use_active = False
-        repeats = 0  # sweeps in a row whose largest change equalled the one before, bit for bit
-        while sweeps < max_sweeps and not change < tol and repeats < CYCLE_SWEEPS:
+        if tracking:
+            moved = np.zeros(n, np.bool_)
+            inside = np.zeros(0, np.bool_)
+        active = None
+        if guarantee is not None and progress is not None:
+            progress(guarantee, sweeps, 0, change)  # (where the bound's sweeps start)
+        while sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
             if use_active:
                 res, stayed = active_sweep()
                 counts["active_sweeps"] += 1
@@ -661,12 +739,12 @@ def solve_by_rounds(
                 counts["full_sweeps"] += 1
                 stayed = False
             first = False
-            new, _ = starts.solve(value, to_move, skip=skip)
+            new, _ = starts.solve(target, to_move, skip=skip, guarantee=guarantee)
             if len(sims):
-                res = max(res, float(np.abs(new - value[sims]).max()))
+                res = max(res, float(np.abs(new - target[sims]).max()))
                 if tracking:
-                    moved[sims[new != value[sims]]] = True
-                value[sims] = new
+                    moved[sims[new != target[sims]]] = True
+                target[sims] = new
             if tracking and held is not None and held.ready:
                 if stayed and not np.any(moved[sims] & ~inside[sims]):
                     use_active = True
@@ -682,12 +760,65 @@ def solve_by_rounds(
             change = res
             sweeps += 1
             if folder is not None:
-                folder.keep_values(value, sweeps, change,
-                                   float(value[reached.root] * (1 if to_move[reached.root] == 0 else -1)))
+                folder.keep_values(target, sweeps, change,
+                                   float(target[reached.root] * (1 if to_move[reached.root] == 0 else -1)), name=name)
             if progress is not None:
-                progress("value", sweeps, 0, change)
-        t_values = time.perf_counter()
+                progress("value" if guarantee is None else guarantee, sweeps, 0, change)
         active, moved, inside = None, np.zeros(0, np.bool_), np.zeros(0, np.bool_)  # (the sweeps' only)
+        starts.forget()
+        return sweeps, change, repeats
+
+    bound_stats: dict[str, Any] = {}
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    try:
+        sweeps, change, repeats = iterate(value, sweeps, change, repeats, "values", None, max_sweeps,
+                                          sweeps == 0 or resumed_at is not None)
+        if bounds:
+            t_bounds = time.perf_counter()
+            if folder is not None:  # (kept there: the bounds' sweeps need its memory)
+                value = cur[0] = np.zeros(0)
+            ends_of: dict[str, Any] = {}
+            for side, sign in (("lower", -1.0), ("upper", 1.0)):
+                # every unfinished position a loss (lower) or a win (upper) for Player 1: after k
+                # sweeps, what a player guarantees in the game cut off after k rounds
+                again = folder.values(n, side) if folder is not None else None
+                resuming = again is not None
+                if again is not None:
+                    target, b_sweeps, b_change, b_repeats = again
+                    again = None  # (only ``target`` holds the array: it is let go after the sweeps)
+                else:
+                    target = np.where(to_move == 0, sign, -sign)
+                    terminal = kind == _T
+                    target[terminal] = np.sign(reached.result[terminal])
+                    del terminal
+                    b_sweeps, b_change, b_repeats = 0, np.inf, 0
+                b_sweeps, b_change, b_repeats = iterate(target, b_sweeps, b_change, b_repeats, side, side,
+                                                        max_sweeps, resuming)
+                ends_of[side] = {"sweeps": b_sweeps, "last_change": float(b_change),
+                                 "converged": bool(b_change < tol)}
+                if folder is not None:
+                    del target
+                    target = folder.values(n, side, mapped=True)[0]
+                if side == "lower":
+                    lo = target
+                else:
+                    hi = target
+                cur[0] = np.zeros(0)
+            assert lo is not None and hi is not None
+            if folder is not None:
+                value = cur[0] = folder.values(n)[0]
+            cur[0] = value
+            r = reached.root
+            s = 1.0 if to_move[r] == 0 else -1.0
+            lo1, hi1 = lo[r] * s, hi[r] * s
+            width, crossed = _widths(lo, hi, to_move, BOUND_CLOSED)
+            bound_stats = {"bounds": {
+                "method": "truncation", **{f"{k}_{side}": v for side, d in ends_of.items() for k, v in d.items()},
+                "start_player1": [float(lo1), float(hi1)], "width": float(width),
+                "closed": int(crossed[1]), "closed_within": BOUND_CLOSED, "crossed": int(crossed[0]),
+                "seconds": time.perf_counter() - t_bounds}}
+        t_values = time.perf_counter()
         # the certificate: every equation of the stored values, the matrix games solved afresh
         if progress is not None:
             progress("certify", sweeps, 0, change)
@@ -747,7 +878,7 @@ def solve_by_rounds(
         "certificate_threshold": CERTIFICATE_THRESHOLD,
         "tol": asked_tol,
         "effective_tol": tol,
-        "resumed_at_sweep": resumed[1] if resumed is not None else None,
+        "resumed_at_sweep": resumed_at,
         "seconds_search": t_found - t0,
         "seconds_prepare": t_ready - t_found,
         "seconds_sweeps": t_values - t_ready,
@@ -755,12 +886,16 @@ def solve_by_rounds(
         "held_moves": None if held is None else held.edges,
         **counts,
         **policy_stats,
+        **bound_stats,
         "held_bytes": int(keys.nbytes + value.nbytes + kind.nbytes + to_move.nbytes + order.nbytes
                           + (find.starts.nbytes if find.starts is not None else 0)),
     }
     return RoundwiseSolution(keys=keys, value=value, kind=kind, to_move=to_move, root=reached.root, sims=sims,
-                             mixes=mixes, converged=bool(change < tol and certified), stats=stats,
-                             ply=reached.ply, num_moves=num_moves, p_win=p_win, p_loss=p_loss)
+                             mixes=mixes, stats=stats,
+                             converged=bool(change < tol and certified
+                                            and all(bound_stats.get("bounds", {}).get(f"converged_{side}", True)
+                                                    for side in ("lower", "upper"))),
+                             ply=reached.ply, num_moves=num_moves, p_win=p_win, p_loss=p_loss, lower=lo, upper=hi)
 
 
 class _WorkFolder:
@@ -772,6 +907,7 @@ class _WorkFolder:
         self.path = Path(path)
         self.label = f"{game.variant.label()} symmetry={symmetry}"
         self.path.mkdir(parents=True, exist_ok=True)
+        remove_stale(self.path)  # (a killed run's half-written values: gigabytes on large variants)
         meta = read_json(self.path / "reached.json")
         if meta is not None and meta.get("variant") != self.label:
             raise ValueError(f"work folder {self.path} belongs to {meta.get('variant')}, not {self.label}: "
@@ -799,32 +935,41 @@ class _WorkFolder:
         atomic_json(self.path / "reached.json", {"variant": self.label, "positions": len(reached.keys),
                                                  "root": reached.root, "plies": reached.plies})
 
-    def values(self, n: int) -> tuple[np.ndarray, int, float] | None:
-        meta = read_json(self.path / "values.json")
+    def values(self, n: int, name: str = "values", mapped: bool = False
+               ) -> tuple[np.ndarray, int, float, int] | None:
+        """The last sweep's iterate ``name`` (``values``, or a bound: ``lower``, ``upper``), the
+        sweeps done, the last change and how many sweeps in a row repeated the change before
+        (the cycle's count); ``mapped``: the array mapped read-only, not read."""
+        meta = read_json(self.path / f"{name}.json")
         if meta is None or not (self.path / meta["file"]).exists():
             return None
-        value = np.load(self.path / meta["file"])
+        value = np.load(self.path / meta["file"], mmap_mode="r" if mapped else None)
         if len(value) != n or meta.get("positions") != n:
             raise ValueError(f"work folder {self.path}: {meta['file']} does not match its search; delete "
-                             "values.json to sweep again from the start")
+                             f"{name}.json to sweep again from the start")
         change = meta.get("change")
-        return value, int(meta["sweeps"]), np.inf if change is None else float(change)
+        changes = [h[1] for h in meta.get("history", [])]
+        repeats = 0
+        while repeats + 1 < len(changes) and changes[-1 - repeats] == changes[-2 - repeats] is not None:
+            repeats += 1
+        return value, int(meta["sweeps"]), np.inf if change is None else float(change), repeats
 
-    def keep_values(self, value: np.ndarray, sweeps: int, change: float, start: float | None = None) -> None:
-        """``values.<sweeps>.npy``, then ``values.json`` naming it, then the older files go: a
+    def keep_values(self, value: np.ndarray, sweeps: int, change: float, start: float | None = None,
+                    name: str = "values") -> None:
+        """``<name>.<sweeps>.npy``, then ``<name>.json`` naming it, then the older files go: a
         run killed at any point finds a values file and its sweep count that agree.
-        ``values.json`` also keeps ``history``: per sweep, its number, its largest change and
+        ``<name>.json`` also keeps ``history``: per sweep, its number, its largest change and
         the start's iterate (Player 1's view), to see how the iteration converges."""
-        name = f"values.{sweeps}.npy"
-        atomic_npy(self.path / name, value)
-        before = read_json(self.path / "values.json") or {}
+        file = f"{name}.{sweeps}.npy"
+        atomic_npy(self.path / file, value)
+        before = read_json(self.path / f"{name}.json") or {}
         history = [h for h in before.get("history", []) if h[0] < sweeps]
         history.append([sweeps, change if np.isfinite(change) else None, start])
-        atomic_json(self.path / "values.json", {"positions": len(value), "sweeps": sweeps, "file": name,
-                                                "change": change if np.isfinite(change) else None,
-                                                "start": start, "history": history})
-        for old in self.path.glob("values.*.npy"):
-            if old.name != name:
+        atomic_json(self.path / f"{name}.json", {"positions": len(value), "sweeps": sweeps, "file": file,
+                                                 "change": change if np.isfinite(change) else None,
+                                                 "start": start, "history": history})
+        for old in self.path.glob(f"{name}.*.npy"):
+            if old.name != file:
                 old.unlink(missing_ok=True)
 
 
@@ -996,6 +1141,13 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     phase = np.concatenate([np.asarray(game.round_phase(keys[a : a + (1 << 22)])) for a in range(0, n, 1 << 22)])
     tiers = []
     sign = lambda rows: np.where(sol.to_move[rows] == 0, 1.0, -1.0)  # noqa: E731
+
+    def value_of(rows: np.ndarray) -> np.ndarray:
+        """The stored value: the iterate, moved into the proven interval where there is one (a
+        cycling or wrong fixed point's value can lie outside it)."""
+        if sol.lower is None:
+            return sol.value[rows]
+        return np.clip(sol.value[rows], *sol.interval(rows))
     for p in np.unique(phase).tolist():
         rows = np.flatnonzero(phase == p)
         file = f"tiers/{tier_file(int(p))}"
@@ -1009,13 +1161,17 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
                     "key": pl.Series(keys[r], dtype=pl.UInt64),
                     "player": pl.Series(sol.to_move[r].astype(np.uint8), dtype=pl.UInt8),
                     "kind": pl.Series(sol.kind[r].astype(np.uint8), dtype=pl.UInt8),
-                    "value": pl.Series(sol.value[r], dtype=pl.Float64),
-                    "value_player1": pl.Series(sol.value[r] * sign(r), dtype=pl.Float64),
+                    "value": pl.Series(value_of(r), dtype=pl.Float64),
+                    "value_player1": pl.Series(value_of(r) * sign(r), dtype=pl.Float64),
                     "p_win": (pl.Series(sol.p_win[r], dtype=pl.Float64) if sol.p_win is not None
                               else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
                     "p_loss": (pl.Series(sol.p_loss[r], dtype=pl.Float64) if sol.p_loss is not None
                                else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
                 }
+                if sol.lower is not None:
+                    lo, hi = sol.interval(r)
+                    cols["value_lo"] = pl.Series(lo, dtype=pl.Float64)
+                    cols["value_hi"] = pl.Series(hi, dtype=pl.Float64)
                 if sol.ply is not None:
                     cols["ply"] = pl.Series(sol.ply[r], dtype=pl.UInt16)
                 if sol.num_moves is not None:
@@ -1061,15 +1217,43 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
         meta["policy"]["strategies"] = ("the stored mixes at the round starts, the best move elsewhere (ties "
                                         "broken by the loop tie-break, applied to every move); endless play "
                                         "counts as neither win nor loss")
-    if st.get("cycling"):
-        meta["not_certified_because"] = (
-            f"value iteration cycles: the largest change stayed at {st['last_sweep_change']:.6g} for "
-            f"{CYCLE_SWEEPS + 1} sweeps in a row (values swapping between sweeps), so its values are no fixed "
-            f"point (residual {st['residual']:.3g}) and prove nothing; more sweeps do not help")
+    bounds = st.get("bounds")
+    if bounds is not None:
+        lo, hi = sol.interval(np.array([sol.root]))
+        meta["value_interval"] = [float(lo[0]), float(hi[0])]
+        meta["bounds"] = {**bounds, "method": BOUNDS_DOC, "tolerance": BOUND_CLOSED,
+                          "proven": bounds["crossed"] == 0}
+        outside = 0
+        for a in range(0, n, 1 << 22):
+            rows = np.arange(a, min(n, a + (1 << 22)))
+            lo, hi = sol.interval(rows)
+            outside += int(np.count_nonzero((sol.value[rows] < lo - 1e-9) | (sol.value[rows] > hi + 1e-9)))
+        meta["iterate_outside_bounds"] = outside
+    why: str | None = None
+    if bounds is not None and not meta["bounds"]["proven"]:  # (a fault: the lower bound above the upper somewhere)
+        why = f"the two bounds cross at {bounds['crossed']:,} positions, so nothing is proven (please report it)"
+    elif st.get("cycling"):
+        why = (f"value iteration cycles: the largest change stayed at {st['last_sweep_change']:.6g} for "
+               f"{CYCLE_SWEEPS + 1} sweeps in a row (values swapping between sweeps), so its values are no fixed "
+               f"point (residual {st['residual']:.3g}) and prove nothing; more sweeps do not help")
     elif not st["certified"] or not sol.converged:
-        meta["not_certified_because"] = (f"value iteration stopped after {st['sweeps']} sweeps with residual "
-                                         f"{st['residual']:.3g}; raise --max-sweeps (the same command resumes "
-                                         "from the last sweep)")
+        stopped = [side for side in ("lower", "upper") if bounds is not None and not bounds[f"converged_{side}"]]
+        why = (f"value iteration stopped after {st['sweeps']} sweeps with residual {st['residual']:.3g}"
+               if not st["certified"] or stopped == [] else
+               f"the {' and '.join(stopped)} bound stopped after {bounds[f'sweeps_{stopped[0]}']} sweeps")
+        why += "; raise --max-sweeps (the same command resumes from the last sweep)"
+    if bounds is not None and bounds["width"] > BOUND_CLOSED:
+        lo_, hi_ = meta["value_interval"]
+        start = (f"the start's [{lo_:+.9f}, {hi_:+.9f}]" if hi_ - lo_ > BOUND_CLOSED else
+                 f"the start's closed at {lo_:+.9f}")
+        open_ = (f"the proven intervals are up to {bounds['width']:.3g} wide ({start}; {bounds['closed']:,} "
+                 f"of {n:,} positions closed within {BOUND_CLOSED:g})")
+        why = (f"{why}; {open_}" if why is not None else
+               f"{open_}: where a side can keep play going for ever, cutting the game off as a loss or as a win "
+               "tells apart what endless play counting 0 does not")
+    if why is not None:
+        meta["certified"] = False
+        meta["not_certified_because"] = why
     atomic_json(tmp / "tiers.json", meta)
     if folder.exists():
         old = folder.with_name(f".{folder.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -1084,7 +1268,7 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
 def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float = 1e-12,
                   max_sweeps: int | None = None, workers: int | None = None,
                   progress: Progress | None = None, force: bool = False,
-                  max_positions: int | None = None) -> Path:
+                  max_positions: int | None = None, bounds: bool = True) -> Path:
     """Solve ``game`` round by round into the table ``folder`` (resuming the work folder beside
     it unless ``force``), then remove the work folder once the values converged (else it stays,
     so that more sweeps resume from the last one); returns ``folder``."""
@@ -1094,7 +1278,7 @@ def solve_variant(game: Game, folder: Path, *, symmetry: bool = True, tol: float
     t0 = time.perf_counter()
     sol = solve_by_rounds(game, tol=tol, max_sweeps=100_000 if max_sweeps is None else max_sweeps,
                           symmetry=symmetry, workers=workers, progress=progress, work=work,
-                          max_positions=max_positions)
+                          max_positions=max_positions, bounds=bounds)
     write_table(game, sol, folder, symmetry=symmetry, run_id=uuid.uuid4().hex, seconds=time.perf_counter() - t0)
     if sol.converged:
         shutil.rmtree(work, ignore_errors=True)

@@ -119,7 +119,7 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: bool, tol: float,
                          max_sweeps: int | None, workers: int | None, progress: bool | str,
                          announce: Callable[[str], None] | None = None, notes: list[str] | None = None,
-                         check: bool = True, max_positions: int | None = None) -> Path:
+                         check: bool = True, max_positions: int | None = None, bounds: bool = True) -> Path:
     """Solve a secret-choice game round by round from its keys (:mod:`solver.pipeline.roundwise`)
     into the table ``folder``, resuming its work folder; the size estimate is announced first
     (measured presets) and, with ``check``, a variant whose estimate does not fit the free memory
@@ -163,8 +163,13 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
             if "sweep" not in tasks:
                 tasks["sweep"] = Task("sweeping", progress, total=total, unit="positions", percent=True,
                                       unit_scale=True)
-            last = f", last change {sweeps[-1][1]:.2g}" if sweeps else ""
-            what = "the certificate's sweep" if certifying else f"sweep {sweeps[-1][0] + 1 if sweeps else 1}"
+            done_ = bound[-1][1:] if bound else sweeps[-1] if sweeps else None
+            last = f", last change {done_[1]:.2g}" if done_ is not None and np.isfinite(done_[1]) else ""
+            what = f"sweep {done_[0] + 1 if done_ is not None else 1}"
+            if certifying:
+                what = "the certificate's sweep"
+            elif bound:
+                what = f"{bound[-1][0]} bound, {what}"
             tasks["sweep"].update(done, total=total, note=what + last)
         elif stage == "certify":
             certifying.append(True)
@@ -175,17 +180,21 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
                 tasks.pop("sweep").close()
             tasks["policy"] = Task("win probabilities", progress, note="under the stored strategies")
             tasks["policy"].update(0)
-        elif stage == "value":  # (sweeps done, also where a resumed run starts)
-            sweeps.append((done, change))
+        elif stage in ("value", "lower", "upper"):  # (sweeps done, also where a resumed run starts)
+            if stage == "value":
+                sweeps.append((done, change))
+            else:
+                bound.append((stage, done, change))
             if "sweep" in tasks:
                 tasks.pop("sweep").close()
 
     sweeps: list[tuple[int, float]] = []
+    bound: list[tuple[str, int, float]] = []
     certifying: list[bool] = []
     try:
         return roundwise.solve_variant(game, folder, symmetry=symmetry, tol=tol, max_sweeps=max_sweeps,
                                        workers=workers, progress=shown if progress else None, force=force,
-                                       max_positions=max_positions or None)
+                                       max_positions=max_positions or None, bounds=bounds)
     except ValueError as exc:  # a game whose phases do not rise, a work folder of another variant
         from solver.errors import VariantError
 

@@ -30,6 +30,25 @@ def atomic_npy(path: Path, arr: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
+def remove_stale(folder: Path) -> int:
+    """Remove the temporary files (``.<name>.<pid>.tmp``) that a killed process left in
+    ``folder`` (a values file of a large solve is gigabytes); those of a running process stay.
+    Returns how many went."""
+    gone = 0
+    for tmp in Path(folder).glob(".*.tmp"):
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+            gone += 1
+        except OSError:  # (alive, another user's)
+            pass
+    return gone
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
     try:
         with open(path) as fh:
