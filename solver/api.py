@@ -640,11 +640,12 @@ def _reusable(meta: dict[str, Any], tol: float, bound_rounds: int | None = None)
         stored = meta.get("tolerance")
         if stored is None or float(stored) > tol:
             return (f"it was solved with tolerance {stored}, looser than the {tol:g} asked")
-        if bound_rounds is not None and meta.get("simultaneous_nodes"):
+        if bound_rounds is not None and (meta.get("simultaneous_nodes")
+                                         or meta.get("simultaneous_engine") == "roundwise"):
             done = meta.get("bounds")
             if done is None:
                 return "it has no proven bounds (solved with --no-bounds or by an older version)"
-            if (not meta.get("certified") and done["rounds"] >= done["max_rounds"]
+            if (not meta.get("certified") and "rounds" in done and done["rounds"] >= done["max_rounds"]
                     and bound_rounds > done["max_rounds"]):
                 return f"its bounds stopped at {done['max_rounds']} rounds, fewer than the {bound_rounds} asked"
     return None
@@ -794,7 +795,9 @@ def solve(
                 raise
             notes.append(f"the table on disk was not used ({exc.problem}); solving again")
         else:
-            why = _reusable(sol.meta, tol, bound_rounds if bounds else None)
+            # (round by round the bounds are asked unless --no-bounds: a table without them is solved again)
+            asked = bound_rounds if bound_rounds is not None else 0 if how.kind == "rounds" else None
+            why = _reusable(sol.meta, tol, asked if bounds else None)
             if why is None:
                 if sol.stochastic and not sol.meta.get("certified", True):
                     notes.append("the table on disk is not certified: "

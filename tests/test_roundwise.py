@@ -500,15 +500,20 @@ def test_the_commands_solve_show_and_report_the_table(tmp_path) -> None:
     assert summary["solver"] == "value_iteration (by rounds)" and summary["certified"]
     assert summary["start"]["expected"] == pytest.approx(1.0) and summary["start"]["p_win"] == pytest.approx(1.0)
     assert summary["start"]["p_loss"] == pytest.approx(0.0) and "win_probabilities" not in summary
+    assert summary["value_interval"] == [1.0, 1.0] and summary["bounds"]["closed"] == summary["positions"]
+    r = run("solve", "petal", *sets, "--tiered", "--out", out)  # (the table reused, as text)
+    assert r.returncode == 0 and "proven         the value lies in [+1.000000000, +1.000000000]" in r.stdout
+    assert "cut off as a loss for player 1 after 2 rounds" in r.stdout
     r = run("show", "petal", *sets, "--out", out, "--json")
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
-    assert shown["kind"] == "simultaneous" and len(shown["moves"]) == 36
+    assert shown["kind"] == "simultaneous" and len(shown["moves"]) == 36 and shown["value_interval"] == [1.0, 1.0]
     r = run("report", "petal", *sets, "--out", out, "--reports", str(tmp_path / "r"))
     assert r.returncode == 0, r.stderr
     text = next((tmp_path / "r").rglob("report.md")).read_text()
     assert "wins with probability 100" in text and "first secret choice" in text
-    assert "cannot be computed" not in text
+    assert "cannot be computed" not in text and "Certified: every position's value is proven" in text
+    assert "cut off after 2 rounds as a loss for Player 1" in text
 
 
 def test_a_report_streams_through_the_phase_files(tmp_path, monkeypatch) -> None:
@@ -691,3 +696,19 @@ def test_a_killed_runs_temporary_files_go(tmp_path) -> None:
     live.write_bytes(b"x")
     solve_by_rounds(make_game("petal", P4), work=work, max_sweeps=1)
     assert not stale.exists() and live.exists()
+
+
+def test_a_table_without_bounds_is_solved_again_when_they_are_asked(tmp_path) -> None:
+    """`--no-bounds` then the default: the table on disk has no proven bounds, so it is not
+    reused (a note says why) and the new one has them; asked without bounds again, it is reused."""
+    from solver.api import solve
+
+    game = make_game("petal", P4)
+    first = solve(game, out=tmp_path, tiered=True, bounds=False)
+    assert "bounds" not in first.meta and "value_lo" not in first.positions.columns
+    notes: list[str] = []
+    second = solve(game, out=tmp_path, tiered=True, notes=notes)
+    assert any("no proven bounds" in n for n in notes) and second.meta["bounds"]["proven"]
+    assert second.meta["solve_id"] != first.meta["solve_id"]
+    third = solve(game, out=tmp_path, tiered=True, bounds=False)
+    assert third.meta["solve_id"] == second.meta["solve_id"]

@@ -113,8 +113,9 @@ def estimate_bytes(positions: int) -> int:
 
 #: callback(stage, done, total, change): stage "find" (plies, positions, frontier),
 #: "sweep" (positions swept, positions, largest change so far), "value" (sweeps, 0, change) after
-#: each sweep, "certify" (sweeps, 0, change) before the certificate's sweep and "policy" (sweeps,
-#: 0, 0) before the win probabilities
+#: each sweep, "lower"/"upper" (sweeps, 0, change) before and after each sweep of a bound,
+#: "certify" (sweeps, 0, change) before the certificate's sweep and "policy" (sweeps, 0, 0) before
+#: the win probabilities
 Progress = Callable[[str, int, int, float], None]
 
 
