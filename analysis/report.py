@@ -801,7 +801,7 @@ def _proof_sentence(meta: dict[str, Any]) -> str | None:
                f"{b['sweeps_upper']:,} as a win; each end of an interval is what one player guarantees in "
                "such a cut-off game")
         more = ("" if b.get("converged_lower") and b.get("converged_upper") else
-                "; more sweeps (--max-sweeps, the same command resumes) may narrow it")
+                "; more rounds (--bound-rounds; the same command resumes) may narrow it")
         closed = (f"; {int(b['closed']):,} positions closed within {float(b['tolerance']):.0e}"
                   if "closed" in b else "")
     else:

@@ -716,7 +716,9 @@ def solve(
         Rounds of better strategies tried to narrow the bounds (0: value iteration's strategies
         only; default :data:`~solver.pipeline.whole.BOUND_ROUNDS`). Given, a table on disk
         without bounds, or not certified after fewer rounds than asked, is solved again; not
-        given, any valid table is reused.
+        given, any valid table is reused. Round by round (Petal Battle ``tiered=True``): the
+        most rounds each bound cuts the game off after, one sweep each (default
+        :data:`~solver.pipeline.roundwise.BOUND_SWEEPS`); an unfinished run resumes.
     tiered : bool, optional
         Solve tier by tier, out of core (:mod:`solver.pipeline.tiered`): ``True`` always, ``False``
         never, ``None`` (default) when the game names tiers and the variant is one of its
@@ -808,7 +810,8 @@ def solve(
         t0 = time.perf_counter()
         pipeline.solve_rounds_variant(game, folder, symmetry=symmetry, force=force, tol=tol, max_sweeps=max_sweeps,
                                       workers=workers, progress=progress, announce=announce, notes=notes,
-                                      check=check_estimate, max_positions=max_positions, bounds=bounds)
+                                      check=check_estimate, max_positions=max_positions, bounds=bounds,
+                                      bound_sweeps=bound_rounds)
         sol = load(game, out=out, symmetry=symmetry)
         sol.meta["write_seconds"] = max(0.0, time.perf_counter() - t0 - float(sol.meta["solve_seconds"]))
         return sol

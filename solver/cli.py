@@ -125,8 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "against the other's exact best reply; certified when every interval is at "
                         "most 1e-9 wide). Default 4; 0 proves with value iteration's strategies only; "
                         "a table that stopped at fewer rounds is solved again. Round by round (--tiered) "
-                        "the bounds are the game cut off as a loss and as a win for player 1, swept like "
-                        "the values until they converge (--max-sweeps), and this option is not used")
+                        "the bounds are the game cut off as a loss and as a win for player 1 after N "
+                        "rounds at most (each a sweep; default 100, fewer where they converge first; "
+                        "the same command resumes with a larger N)")
     p.add_argument("--no-bounds", action="store_true",
                    help="secret simultaneous choices: skip the proven bounds (faster; the table then "
                         "holds value iteration's iterate, which proves nothing; round by round: two "

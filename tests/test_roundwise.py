@@ -647,7 +647,7 @@ def test_petal_4_bounds_hold_the_whole_graph_bounds_and_the_table_keeps_them(tmp
     from analysis.report import _proof_sentence
 
     text = _proof_sentence(meta)
-    assert text.startswith("Not certified everywhere") and "cut off after" in text and "--max-sweeps" not in text
+    assert text.startswith("Not certified everywhere") and "cut off after" in text and "--bound-rounds" not in text
     assert json.loads((sol.path / "tiers.json").read_text())["bounds"]["method"].startswith("truncation")
 
 
@@ -712,3 +712,21 @@ def test_a_table_without_bounds_is_solved_again_when_they_are_asked(tmp_path) ->
     assert second.meta["solve_id"] != first.meta["solve_id"]
     third = solve(game, out=tmp_path, tiered=True, bounds=False)
     assert third.meta["solve_id"] == second.meta["solve_id"]
+
+
+def test_bound_rounds_caps_the_bounds_sweeps_and_a_larger_cap_resumes(tmp_path) -> None:
+    """Round by round, `--bound-rounds N` is the most rounds each bound cuts the game off after:
+    stopped there the table says to raise it, and the same command with a larger N resumes."""
+    from solver.api import solve
+
+    game = make_game("petal", P4_MIXED)
+    first = solve(game, out=tmp_path, tiered=True, bound_rounds=5)
+    b = first.meta["bounds"]
+    assert b["sweeps_lower"] == 5 and b["sweeps_upper"] == 5 and not b["converged_lower"]
+    assert "raise --bound-rounds" in first.meta["not_certified_because"]
+    work = first.path.with_name(first.path.name + ".roundwise")
+    assert work.exists()
+    second = solve(game, out=tmp_path, tiered=True, bound_rounds=500)
+    b = second.meta["bounds"]
+    assert b["converged_lower"] and b["converged_upper"] and 5 < b["sweeps_lower"] < 500
+    assert not work.exists()

@@ -119,7 +119,8 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
 def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: bool, tol: float,
                          max_sweeps: int | None, workers: int | None, progress: bool | str,
                          announce: Callable[[str], None] | None = None, notes: list[str] | None = None,
-                         check: bool = True, max_positions: int | None = None, bounds: bool = True) -> Path:
+                         check: bool = True, max_positions: int | None = None, bounds: bool = True,
+                         bound_sweeps: int | None = None) -> Path:
     """Solve a secret-choice game round by round from its keys (:mod:`solver.pipeline.roundwise`)
     into the table ``folder``, resuming its work folder; the size estimate is announced first
     (measured presets) and, with ``check``, a variant whose estimate does not fit the free memory
@@ -194,7 +195,8 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
     try:
         return roundwise.solve_variant(game, folder, symmetry=symmetry, tol=tol, max_sweeps=max_sweeps,
                                        workers=workers, progress=shown if progress else None, force=force,
-                                       max_positions=max_positions or None, bounds=bounds)
+                                       max_positions=max_positions or None, bounds=bounds,
+                                       bound_sweeps=bound_sweeps)
     except ValueError as exc:  # a game whose phases do not rise, a work folder of another variant
         from solver.errors import VariantError
 
