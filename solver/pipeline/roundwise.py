@@ -836,6 +836,7 @@ def solve_by_rounds(
         residual = sweep(False, "certify")
         final, mixes = starts.solve(value, to_move, mixes=True)
         assert mixes is not None
+        return_freed_memory()  # (the bounds' sweeps: their freed pages back to the system first)
         if win_probabilities and not np.any(kind == _C):
             # under the stored strategies: the round starts' mixes, the tie-broken best move elsewhere
             if progress is not None:
@@ -926,11 +927,13 @@ class _WorkFolder:
         meta = read_json(self.path / "reached.json")
         if meta is None:
             return None
-        # (the keys mapped, not read: once the moves are held, only the table's writing reads them)
-        arrays = {name: np.load(self.path / f"{name}.npy", mmap_mode="r" if name == "keys" else None)
+        # (mapped, not read: the system can take their pages back, where read arrays stay; once the
+        # moves are held only the table's writing reads the keys, and the ply and results are read
+        # at the start and the end; Petal Battle 8-2's win probabilities ran out of memory without)
+        arrays = {name: np.load(self.path / f"{name}.npy", mmap_mode="r")
                   for name in ("keys", "kind", "to_move", "result")}
         if (self.path / "ply.npy").exists():
-            arrays["ply"] = np.load(self.path / "ply.npy")
+            arrays["ply"] = np.load(self.path / "ply.npy", mmap_mode="r")
         if any(len(a) != meta["positions"] for a in arrays.values()):
             raise ValueError(f"work folder {self.path}: its search files disagree with reached.json; delete it "
                              "and start again")
