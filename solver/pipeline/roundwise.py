@@ -81,12 +81,15 @@ BIG = np.int32(2**31 - 1)  # (no end reached yet)
 #: the lookup's index (22.3 on Petal Battle 6-2, held_bytes / positions), plus the round starts'
 #: matrices and what the preparation leaves to the allocator: 11.4 GB resident on Petal Battle 8-2
 #: (31 bytes a position, top, 2026-12-05) while every sweep expanded; once the moves are held and
-#: the keys only mapped, 9.4 GB of arrays (26 a position) beside the moves' pages in the page cache
-SWEEP_BYTES = 31
+#: the keys only mapped, 9.4 GB of arrays (26 a position) beside the moves' pages in the page cache;
+#: the bounds' sweeps after them: 13.4-15.4 GB anonymous (42 a position; the search's arrays were
+#: read then, they are mapped since)
+SWEEP_BYTES = 42
 #: bytes a position while the win probabilities are found: the sweeps' arrays, the distances to
 #: an end (4) and the win and loss probabilities (16), measured on Petal Battle 8-2: 21.9 GB
 #: anonymous resident (59.4 a position, 2026-12-05, while the active sweeps' arrays were still
-#: held; they are let go before it since)
+#: held; they are let go before it since); with the bounds and the search's arrays read it ran out
+#: of 24 GB, with them mapped 16.4 GB anonymous (44.6 a position, 2026-12-05)
 POLICY_BYTES = 60
 #: the sweeps stop when their largest change has equalled the one before, bit for bit, this many
 #: times in a row: the iteration cycles (Petal Battle 8-2 from sweep 46 on: values of 81,458
