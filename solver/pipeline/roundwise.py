@@ -1157,12 +1157,6 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
     tiers = []
     sign = lambda rows: np.where(sol.to_move[rows] == 0, 1.0, -1.0)  # noqa: E731
 
-    def value_of(rows: np.ndarray) -> np.ndarray:
-        """The stored value: the iterate, moved into the proven interval where there is one (a
-        cycling or wrong fixed point's value can lie outside it)."""
-        if sol.lower is None:
-            return sol.value[rows]
-        return np.clip(sol.value[rows], *sol.interval(rows))
     for p in np.unique(phase).tolist():
         rows = np.flatnonzero(phase == p)
         file = f"tiers/{tier_file(int(p))}"
@@ -1172,21 +1166,24 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
             step = 1 << 20
             for a in range(0, max(1, len(rows)), step):
                 r = rows[a : a + step]
+                # the stored value: the iterate, moved into the proven interval where there is one
+                # (a cycling or wrong fixed point's value can lie outside it)
+                bounded = sol.interval(r) if sol.lower is not None else None
+                value = sol.value[r] if bounded is None else np.clip(sol.value[r], *bounded)
                 cols = {
                     "key": pl.Series(keys[r], dtype=pl.UInt64),
                     "player": pl.Series(sol.to_move[r].astype(np.uint8), dtype=pl.UInt8),
                     "kind": pl.Series(sol.kind[r].astype(np.uint8), dtype=pl.UInt8),
-                    "value": pl.Series(value_of(r), dtype=pl.Float64),
-                    "value_player1": pl.Series(value_of(r) * sign(r), dtype=pl.Float64),
+                    "value": pl.Series(value, dtype=pl.Float64),
+                    "value_player1": pl.Series(value * sign(r), dtype=pl.Float64),
                     "p_win": (pl.Series(sol.p_win[r], dtype=pl.Float64) if sol.p_win is not None
                               else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
                     "p_loss": (pl.Series(sol.p_loss[r], dtype=pl.Float64) if sol.p_loss is not None
                                else pl.repeat(None, len(r), dtype=pl.Float64, eager=True)),
                 }
-                if sol.lower is not None:
-                    lo, hi = sol.interval(r)
-                    cols["value_lo"] = pl.Series(lo, dtype=pl.Float64)
-                    cols["value_hi"] = pl.Series(hi, dtype=pl.Float64)
+                if bounded is not None:
+                    cols["value_lo"] = pl.Series(bounded[0], dtype=pl.Float64)
+                    cols["value_hi"] = pl.Series(bounded[1], dtype=pl.Float64)
                 if sol.ply is not None:
                     cols["ply"] = pl.Series(sol.ply[r], dtype=pl.UInt16)
                 if sol.num_moves is not None:
