@@ -676,6 +676,7 @@ def solve(
     bounds: bool = True,
     bound_rounds: int | None = None,
     tier_slices: int = 1,
+    resume: bool = True,
 ) -> Solution | SweepResult:
     """Solve ``game`` (or reuse its table on disk) and return the :class:`Solution`; a random
     setup swept as tasks returns the sweep's :class:`~solver.pipeline.tasks.SweepResult`.
@@ -754,6 +755,11 @@ def solve(
         setups; the table is under ``<out>/<game>/<variant-id>/sweep/``, read by
         :func:`read_sweep`), not a :class:`Solution`; ``tol``, ``tiered`` and the tiered options
         do not apply to it.
+    resume : bool
+        Round by round: a table on disk whose work folder could go on under the limits asked
+        (more sweeps of the values or of a bound than it holds, :func:`solver.pipeline.roundwise.to_resume`)
+        is resumed (default); ``False`` uses the table as it is, with a note (``show``,
+        ``play`` and ``report`` do this: looking at a table never sweeps for an hour).
     """
     folder = _paths(game, out, symmetry)
     how = route(game, tiered=tiered, folder=folder, sweep=sweep,
@@ -785,9 +791,7 @@ def solve(
 
     from solver.pipeline import roundwise as _roundwise
 
-    # (a round-by-round table that did not converge keeps its work folder: the same command resumes)
-    resuming = how.kind == "rounds" and _roundwise.unfinished(folder) is not None
-    if (path.exists() or _tiered.is_tiered(folder)) and not force and not resuming:
+    if (path.exists() or _tiered.is_tiered(folder)) and not force:
         try:
             sol = load(game, out=out, symmetry=symmetry)
         except TableError as exc:
@@ -800,6 +804,16 @@ def solve(
             # (round by round the bounds are asked unless --no-bounds: a table without them is solved again)
             asked = bound_rounds if bound_rounds is not None else 0 if how.kind == "rounds" else None
             why = _reusable(sol.meta, tol, asked if bounds else None)
+            # (a round-by-round table that did not converge keeps its work folder: the same command
+            # resumes it when it can add something under the limits asked)
+            more = (_roundwise.to_resume(folder, sol.meta, tol=tol, max_sweeps=max_sweeps, bounds=bounds,
+                                         bound_sweeps=bound_rounds)
+                    if why is None and how.kind == "rounds" and _roundwise.unfinished(folder) is not None else None)
+            if more is not None and resume:
+                why = f"{more}; resuming its work folder"
+            elif more is not None:
+                notes.append(f"the table on disk is used as it is, though {more}: `pyramids solve` of the "
+                             "variant resumes its work folder")
             if why is None:
                 if sol.stochastic and not sol.meta.get("certified", True):
                     notes.append("the table on disk is not certified: "

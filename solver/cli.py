@@ -414,8 +414,11 @@ def _game(args: argparse.Namespace):
 
 
 def _solution(args: argparse.Namespace, game, *, progress: bool = True, **kw: Any):
+    """The solution ``solve`` gives; a table on disk is used as it is (``resume=False``) unless
+    ``kw`` says otherwise (the ``solve`` command resumes an unfinished work folder)."""
     from solver.api import solve
 
+    kw.setdefault("resume", False)
     notes: list[str] = []
     try:
         return solve(game, out=args.out, symmetry=not args.no_symmetry,
@@ -810,7 +813,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                         max_sweeps=args.max_sweeps, tiered=args.tiered, workers=args.workers,
                         bounds=not args.no_bounds, bound_rounds=args.bound_rounds,
                         low_memory=args.low_memory, jobs=args.jobs, scheduler=args.scheduler,
-                        check_estimate=not args.ignore_estimate, tier_slices=args.tier_slices,
+                        check_estimate=not args.ignore_estimate, tier_slices=args.tier_slices, resume=True,
                         announce=lambda line: print(one_line(f"note: {line}"), file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     summary = summarize(sol, wall)

@@ -726,7 +726,42 @@ def test_bound_rounds_caps_the_bounds_sweeps_and_a_larger_cap_resumes(tmp_path) 
     assert "raise --bound-rounds" in first.meta["not_certified_because"]
     work = first.path.with_name(first.path.name + ".roundwise")
     assert work.exists()
+    # the same cap again adds nothing: the table is used as it is, not solved again
+    notes: list[str] = []
+    same = solve(game, out=tmp_path, tiered=True, bound_rounds=5, notes=notes)
+    assert same.meta["solve_id"] == first.meta["solve_id"], notes
+    # looking at it (show, play, report: resume=False) never sweeps on, and says how to go on
+    notes = []
+    looked = solve(game, out=tmp_path, tiered=True, resume=False, notes=notes)
+    assert looked.meta["solve_id"] == first.meta["solve_id"]
+    assert any("the lower bound stopped at 5 rounds, fewer than the 100 asked" in n
+               and "resumes its work folder" in n for n in notes), notes
     second = solve(game, out=tmp_path, tiered=True, bound_rounds=500)
     b = second.meta["bounds"]
     assert b["converged_lower"] and b["converged_upper"] and 5 < b["sweeps_lower"] < 500
     assert not work.exists()
+
+
+def test_to_resume_says_what_the_work_folder_would_add(tmp_path) -> None:
+    """``to_resume`` compares the work folder's sweeps with the table's: nothing to add at the
+    limits the table stopped at; more values or bound sweeps in the folder than in the table (a
+    run killed after a sweep, before its table) or a larger limit are named."""
+    import json
+
+    from solver.pipeline.roundwise import solve_variant, to_resume
+
+    game = make_game("petal", P4_MIXED)
+    folder = tmp_path / "t"
+    solve_variant(game, folder, max_sweeps=3, bound_sweeps=2)
+    meta = json.loads((folder / "tiers.json").read_text())
+    assert to_resume(folder, meta, tol=1e-12, max_sweeps=3, bound_sweeps=2) is None
+    assert "the values stopped at 3 sweeps" in to_resume(folder, meta, tol=1e-12, max_sweeps=4, bound_sweeps=2)
+    assert to_resume(folder, meta, tol=1e-12, max_sweeps=3, bounds=False) is None
+    assert "lower bound stopped at 2 rounds, fewer than the 3 asked" in to_resume(folder, meta, tol=1e-12,
+                                                                                   max_sweeps=3, bound_sweeps=3)
+    older = {**meta, "sweeps": 2}
+    assert "holds 3 sweeps of the values, the table 2" in to_resume(folder, older, tol=1e-12, max_sweeps=3,
+                                                                    bound_sweeps=2)
+    older = {**meta, "bounds": {**meta["bounds"], "sweeps_upper": 1}}
+    assert "holds 2 sweeps of the upper bound, the table 1" in to_resume(folder, older, tol=1e-12, max_sweeps=3,
+                                                                          bound_sweeps=2)

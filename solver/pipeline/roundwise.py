@@ -911,6 +911,17 @@ def solve_by_rounds(
                              ply=reached.ply, num_moves=num_moves, p_win=p_win, p_loss=p_loss, lower=lo, upper=hi)
 
 
+def _sweeps_of(meta: dict[str, Any]) -> tuple[int, float, int]:
+    """From ``<name>.json`` of a work folder: the sweeps done, the last change and how many sweeps
+    in a row repeated the change before (the cycle's count)."""
+    change = meta.get("change")
+    changes = [h[1] for h in meta.get("history", [])]
+    repeats = 0
+    while repeats + 1 < len(changes) and changes[-1 - repeats] == changes[-2 - repeats] is not None:
+        repeats += 1
+    return int(meta["sweeps"]), np.inf if change is None else float(change), repeats
+
+
 class _WorkFolder:
     """A solve's work folder: ``reached/`` (the search: keys, kinds, sides to move, results as
     ``.npy``, and ``reached.json``), then ``values.<k>.npy`` with ``values.json`` (its name, the
@@ -962,12 +973,7 @@ class _WorkFolder:
         if len(value) != n or meta.get("positions") != n:
             raise ValueError(f"work folder {self.path}: {meta['file']} does not match its search; delete "
                              f"{name}.json to sweep again from the start")
-        change = meta.get("change")
-        changes = [h[1] for h in meta.get("history", [])]
-        repeats = 0
-        while repeats + 1 < len(changes) and changes[-1 - repeats] == changes[-2 - repeats] is not None:
-            repeats += 1
-        return value, int(meta["sweeps"]), np.inf if change is None else float(change), repeats
+        return (value, *_sweeps_of(meta))
 
     def keep_values(self, value: np.ndarray, sweeps: int, change: float, start: float | None = None,
                     name: str = "values") -> None:
@@ -1135,6 +1141,36 @@ def unfinished(folder: Path) -> str | None:
         done += f", the start's iterate {swept['start']:+.6f} for Player 1"
     return (f"its round-by-round solve in {work} is unfinished ({int(found['positions']):,} positions found, "
             f"{done}); run the same `pyramids solve` command again to resume")
+
+
+def to_resume(folder: Path, meta: dict[str, Any], *, tol: float, max_sweeps: int | None = None,
+              bounds: bool = True, bound_sweeps: int | None = None) -> str | None:
+    """What resuming the unfinished work folder beside the table ``folder`` (metadata ``meta``)
+    would add to it, with the limits of :func:`solve_variant`; ``None``: nothing, the table holds
+    the folder's last sweeps and every iteration stopped for good (converged, cycling) or at
+    those limits. Reads the folder's small files only."""
+    tol = max(tol, TOL_FLOOR)  # (as the sweeps: :func:`solve_by_rounds`)
+    work = work_dir(folder)
+    states: dict[str, tuple[int, float, int]] = {}
+    for name in ("values", *(("lower", "upper") if bounds else ())):
+        found = read_json(work / f"{name}.json")
+        if found is None:
+            return f"its work folder has no {name} yet"
+        states[name] = _sweeps_of(found)
+    sweeps, change, repeats = states.pop("values")
+    if sweeps != meta.get("sweeps"):
+        return f"its work folder holds {sweeps} sweeps of the values, the table {meta.get('sweeps')}"
+    limit = 100_000 if max_sweeps is None else max_sweeps
+    if sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
+        return f"the values stopped at {sweeps} sweeps and can go on (up to {limit:,})"
+    done = meta.get("bounds") or {}
+    limit = BOUND_SWEEPS if bound_sweeps is None else bound_sweeps
+    for side, (sweeps, change, repeats) in states.items():
+        if sweeps != done.get(f"sweeps_{side}"):
+            return f"its work folder holds {sweeps} sweeps of the {side} bound, the table {done.get(f'sweeps_{side}')}"
+        if sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
+            return f"the {side} bound stopped at {sweeps} rounds, fewer than the {limit} asked"
+    return None
 
 
 def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: bool, run_id: str,
