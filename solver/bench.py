@@ -136,11 +136,14 @@ DEFAULT_TIERED_CASES = [
 
 
 def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
-                    low_memory: bool | None = None, keep_children: bool = True) -> dict:
+                    low_memory: bool | None = None, keep_children: bool = True,
+                    bound_rounds: int | None = 0) -> dict:
     """Solve one preset tier by tier (:mod:`solver.pipeline.tiered`) in this process (and, with
     ``workers > 1``, its pool); timings, peak memory of this process and disk use as a dict.
     ``keep_children=False``: the low-memory passes keep no children (each level expands the
-    undecided positions again), the least memory the mode can use."""
+    undecided positions again), the least memory the mode can use. Secret choices round by
+    round: the proven bounds are part of the solve (``bound_rounds`` sweeps of each, 0: the
+    default limit, ``None``: none), their seconds and widest interval reported apart."""
     from solver.pipeline import tiered
     from solver.pipeline.tiered import solve_tiered
     from solver.games import game_class
@@ -160,7 +163,8 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
 
         folder = solve_rounds_variant(game, variant_dir(game.name, game.variant.variant_id(), root=out),
                                       symmetry=True, force=True, tol=1e-12, max_sweeps=None, workers=workers,
-                                      progress=False, check=False)
+                                      progress=False, check=False, bounds=bound_rounds is not None,
+                                      bound_sweeps=bound_rounds or None)
     else:
         folder = solve_tiered(game, out=out, force=True, workers=workers, low_memory=low_memory)
     t1 = time.perf_counter()
@@ -181,6 +185,8 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
         "base_bytes": base_rss,
         "warm_bytes": warm_rss,
         "file_bytes": size,
+        "bounds_s": float(meta.get("bounds", {}).get("seconds", 0.0)),
+        "bound_width": float(meta.get("bounds", {}).get("width", float("nan"))),
     }
 
 
@@ -205,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bound-rounds", type=int, default=0, metavar="N",
                         help="secret choices: rounds of better strategies in the proven bounds (default 0: "
                              "value iteration's strategies evaluated against exact best replies; -1: no "
-                             "bounds, value iteration alone); their cost is the 'bounds s' column")
+                             "bounds, value iteration alone); their cost is the 'bounds s' column. "
+                             "--tiered, round by round: the most sweeps of each bound (0: the default "
+                             "limit; -1: no bounds)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -215,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.tiered:
                 print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers,
                                                  True if args.low_memory else None,
-                                                 keep_children=not args.no_keep_children)))
+                                                 keep_children=not args.no_keep_children,
+                                                 bound_rounds=None if args.bound_rounds < 0 else args.bound_rounds)))
             else:
                 print(json.dumps(run_case(game_name, preset, tmp,
                                           None if args.bound_rounds < 0 else args.bound_rounds)))
@@ -224,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     from solver.games import game_class
 
     cases = [tuple(c.split(":", 1)) for c in args.case] or (DEFAULT_TIERED_CASES if args.tiered else DEFAULT_CASES)
-    child_flags = (["--tiered", "--workers", str(args.workers)] if args.tiered
-                   else ["--bound-rounds", str(args.bound_rounds)])
+    child_flags = ((["--tiered", "--workers", str(args.workers)] if args.tiered else [])
+                   + ["--bound-rounds", str(args.bound_rounds)])
     if args.tiered and args.low_memory:
         child_flags.append("--low-memory")
         if args.no_keep_children:
@@ -274,13 +283,14 @@ def _print_tiered_row(r: dict, header: bool) -> None:
     if header:
         print(f"{'case (tiered)':<18}{'positions':>12}{'moves':>15}{'tiers':>7}{'largest':>8}"
               f"{'disc s':>9}{'solve s':>9}{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}"
-              f"{'warm B/pos':>11}{'disk B/pos':>11}")
+              f"{'warm B/pos':>11}{'disk B/pos':>11}{'bounds s':>9}{'width':>9}")
     n = max(r["positions"], 1)
     print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>15,}{int(r['tiers']):>7}"
           f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
           f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.0f}"
-          f"{r['file_bytes'] / n:>11.2f}", flush=True)
+          f"{r['file_bytes'] / n:>11.2f}{r.get('bounds_s', 0.0):>9.1f}{r.get('bound_width', float('nan')):>9.1e}",
+          flush=True)
 
 
 if __name__ == "__main__":
