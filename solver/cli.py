@@ -546,7 +546,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps({
             "game": game.name, "variant": game.variant.label(), "ok": res.ok,
             "positions": res.positions, "from_start": res.from_start, "exhaustive": res.exhaustive, "playouts": res.playouts,
-            "expand_checked": res.expand_checked, "seconds": round(wall, 3),
+            "expand_checked": res.expand_checked, "ranking_checked": res.ranking_checked, "seconds": round(wall, 3),
             "problems": [{"rule": p.rule, "message": p.message, "key": p.key, "position": p.position,
                           "count": res.counts.get(p.rule, 1)} for p in res.problems],
         }))
@@ -557,6 +557,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(one_line(f"problem: {p}{more}"))
     batch = (f"; the batch expand agrees with the rules on {res.expand_checked:,} of them"
              if res.expand_checked and not any(p.rule == "expand" for p in res.problems) else "")
+    if res.ranking_checked and not any(p.rule == "ranking" for p in res.problems):
+        batch += f"; the ranking of their tiers is a bijection on {res.ranking_checked:,} of them"
     verdict = "ok" if res.ok else f"{len(res.problems)} protocol rule(s) broken"
     deep = res.positions - res.from_start
     games = f"{res.playouts} random game{'s' if res.playouts != 1 else ''}"

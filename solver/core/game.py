@@ -21,6 +21,9 @@ positions, and ``pyramids check`` proves the declaration against them)
     * ``has_round_phases``: whether the game overrides the optional :meth:`Game.round_phase`
       hook (derived, never set): rounds that each start with a secret choice, solved from keys
       round by round (:mod:`solver.pipeline.roundwise`).
+    * ``has_ranking``: whether the game overrides the optional :meth:`Game.rank` hook (with
+      :meth:`Game.unrank` and :meth:`Game.tier_size`: a bijection between each tier's positions
+      and ``0 .. size - 1``, :mod:`solver.core.ranking`; derived, never set).
 
 Even at terminal and chance nodes ``to_move`` names a player (the one whose turn it would be, or
 whose perspective the stored value takes), so that every row of a table has a ``player``.
@@ -271,6 +274,12 @@ class Game(ABC, Generic[State]):
         return cls.tier_of is not Game.tier_of
 
     @_ClassProperty
+    def has_ranking(cls) -> bool:
+        """Whether the game ranks the positions of its tiers: its class overrides :meth:`rank`
+        (derived, as :attr:`has_tiers`); :meth:`ranked` says whether a given variant does."""
+        return cls.rank is not Game.rank
+
+    @_ClassProperty
     def has_round_phases(cls) -> bool:
         """Whether the game names phases within its rounds: its class overrides
         :meth:`round_phase` (derived, so it cannot disagree with the hook)."""
@@ -423,6 +432,30 @@ class Game(ABC, Generic[State]):
         (:mod:`solver.pipeline.tiered`). It must be the same for a position and its symmetry
         images. A game that overrides it has :attr:`has_tiers`; this default names none."""
         raise NotImplementedError(f"game {self.name!r} names no tiers (has_tiers is False)")
+
+    def ranked(self) -> bool:
+        """Whether this variant's tiers are ranked (:meth:`rank`); by default every variant of a
+        game with :attr:`has_ranking` (a game ranks only some key schemes: it says so here)."""
+        return self.has_ranking
+
+    def tier_size(self, tier: int) -> int:
+        """Optional, with :meth:`rank`: the number of ranks of ``tier`` (every position of the
+        tier, reachable or not; at least the tier's reachable positions)."""
+        raise NotImplementedError(f"game {self.name!r} does not rank its tiers (has_ranking is False)")
+
+    def rank(self, tier: int, keys: np.ndarray) -> np.ndarray:
+        """Optional: a bijection between the positions of ``tier`` and ``0 .. tier_size(tier) - 1``,
+        here from keys (uint64, all of that tier) to ranks (int64 array of the same length), so
+        that a tier can be stored by rank without its keys (:mod:`solver.core.ranking`, whose
+        :class:`~solver.core.ranking.BoardRanking` ranks the common case: a board with known
+        counts of each symbol). A game that overrides it has :attr:`has_ranking` and overrides
+        :meth:`unrank` and :meth:`tier_size` too; ``pyramids check`` checks the three agree
+        with each other and with :meth:`tier_of` (:func:`solver.core.ranking.check_ranking`)."""
+        raise NotImplementedError(f"game {self.name!r} does not rank its tiers (has_ranking is False)")
+
+    def unrank(self, tier: int, ranks: np.ndarray) -> np.ndarray:
+        """Optional, with :meth:`rank`: the keys (uint64) of ``ranks`` of ``tier``."""
+        raise NotImplementedError(f"game {self.name!r} does not rank its tiers (has_ranking is False)")
 
     def round_phase(self, keys: np.ndarray) -> np.ndarray:
         """Optional: the phase within its round of every position in ``keys`` (uint64), as a

@@ -23,6 +23,9 @@ visited position:
   no move into a chance node (dice during play) in one that declares ``"setup"``, no
   simultaneous node in one that declares ``secret_choices = False`` (the solver routes games by
   these declarations, so a wrong one would pick the wrong solver);
+* the ranking hook, when a game has one (:mod:`solver.core.ranking`), is a bijection between
+  each tier's positions and ``0 .. tier_size - 1`` that agrees with ``tier_of``, on the checked
+  positions and random ranks of their tiers;
 * a batch :meth:`Game.expand` of the game's own gives exactly the arrays of the per-state rules
   (:func:`compare_expand`, also the helper to prove a hand-written ``expand``), and its
   optional ``child_tier`` equals ``tier_of`` of its children.
@@ -74,6 +77,7 @@ class CheckResult:
     exhaustive: bool = False  # every position reachable from the start was checked
     playouts: int = 0
     expand_checked: int = 0  # positions whose batch expansion was compared with the rules
+    ranking_checked: int = 0  # positions whose rank was checked (games that rank their tiers)
     counts: dict[str, int] = field(default_factory=dict)  # rule -> number of positions breaking it
 
     @property
@@ -185,6 +189,14 @@ def check_game(game: Game, *, playouts: int = 20, max_plies: int = 200, position
             for msg, key in diffs or []:
                 fail("expand", msg, key, seen.get(key))
         result.expand_checked = len(arr)
+    # the ranking hook: a bijection on every tier the checked positions lie in
+    if game.has_tiers and game.has_ranking and seen and _safe(fail, "exception", game.ranked, False):
+        from solver.core.ranking import check_ranking
+
+        arr = np.array(sorted(seen), dtype=np.uint64)
+        for msg, key in _safe(fail, "exception", lambda: check_ranking(game, arr, seed=seed), []) or []:
+            fail("ranking", msg, key, seen.get(key))
+        result.ranking_checked = len(arr)
     result.positions = len(seen)
     return result
 

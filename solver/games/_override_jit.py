@@ -266,3 +266,54 @@ def tier_kernel(keys, stride, pieces, cells, add, out):  # pragma: no cover - co
                 t += add[board % b27]
                 board = board // b27
         out[i] = t
+
+
+@njit(cache=True)
+def layers_kernel(keys, stride, pieces, cells, out):  # pragma: no cover - compiled
+    """The board of each key as three layers, one per size: ``out[i, s, x]`` is 0 (no pyramid of
+    size ``s`` on square ``x``), 1 (A's) or 2 (B's). ``pieces``: the six location digits (base
+    ``cells + 1``, piece code ``p = 3 * colour + size``); else the base-27 square digits."""
+    base = np.uint64(cells + 1)
+    b27 = np.uint64(27)
+    for i in range(len(keys)):
+        board = keys[i] // stride
+        for s in range(3):
+            for x in range(cells):
+                out[i, s, x] = 0
+        if pieces:
+            for p in range(6):
+                loc = np.int64(board % base)
+                if loc:
+                    out[i, p % 3, loc - 1] = p // 3 + 1
+                board = board // base
+        else:
+            for x in range(cells):
+                q = np.int64(board % b27)
+                for s in range(3):
+                    out[i, s, x] = q % 3
+                    q //= 3
+                board = board // b27
+
+
+@njit(cache=True)
+def board_codes_kernel(layers, pieces, cells, out):  # pragma: no cover - compiled
+    """The inverse of :func:`layers_kernel`: each board's code (the key without its player and
+    last-move digits)."""
+    base = np.uint64(cells + 1)
+    b27 = np.uint64(27)
+    for i in range(layers.shape[0]):
+        code = np.uint64(0)
+        if pieces:
+            for p in range(5, -1, -1):
+                loc = 0
+                for x in range(cells):
+                    if layers[i, p % 3, x] == p // 3 + 1:
+                        loc = x + 1
+                code = code * base + np.uint64(loc)
+        else:
+            for x in range(cells - 1, -1, -1):
+                q = 0
+                for s in range(2, -1, -1):
+                    q = q * 3 + layers[i, s, x]
+                code = code * b27 + np.uint64(q)
+        out[i] = code

@@ -63,6 +63,7 @@ from numba import njit
 
 from solver.core.game import Expansion, Game, NodeKind, Outcome, Playout, Result
 from solver.core.picture import Piece, Picture
+from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
@@ -504,6 +505,105 @@ class Blam(Game[BlamState]):
             )
         dry = [str(p + 1) for p, e in enumerate(empty) if e]
         return text + (f" | empty {','.join(dry)}" if dry else "")
+
+    # --- ranks (issue 34: tiers stored by rank, without keys) -----------------------------
+    # A tier fixes each colour and size's pyramids out of play (``gone``), which stashes are empty
+    # and (3+ players) the stored treasures; the rest of a key is the mover and the board (a
+    # square holds nothing or one pyramid: symbol ``3 * colour + size + 1``), and the stashes
+    # follow from the board (``per_size - gone - on board``). The board's counts vary inside a
+    # tier (a pyramid pushed back to its stash), so every count vector the tier allows gets a
+    # block of ranks (:class:`~solver.core.ranking.BoardRanking`): at most ``per_size - gone`` on
+    # the board, all of them for a player whose stash is empty, fewer for one whose is not.
+    # Rank = board rank * players + mover. Only the ``"piece"`` key scheme (every 2-player
+    # variant that fits 64 bits but the crowded small boards) is ranked (:meth:`ranked`).
+
+    def ranked(self) -> bool:
+        return self.key_scheme == "piece" and self.key_space <= 2**64
+
+    def _ranking(self, tier: int) -> tuple[BoardRanking, list[int], list[int]]:
+        """The tier's board ranking, ``gone`` per class and the stored head digits."""
+        tier = int(tier)
+        cache = self.__dict__.setdefault("_ranking_cache", {})
+        if tier not in cache:
+            if not self.ranked():
+                raise ValueError(f"{self.variant.label()} uses the {self.key_scheme!r} key scheme; only "
+                                 "the 'piece' scheme (64-bit keys) is ranked")
+            treasure, lost, empty = self.tier_parts(tier)
+            P, k = self.num_players, self.per_size
+            gone = [lost[q][s] for q in range(P) for s in range(3)]
+            ranges = []
+            for j in range(3 * P):
+                top = k - gone[j]
+                ranges.append([top] if empty[j // 3] else list(range(top + 1)))
+            import itertools
+
+            vectors = [v for v in itertools.product(*ranges) if sum(v) <= self.n
+                       and all(empty[q] or sum(k - gone[j] - v[j] for j in range(3 * q, 3 * q + 3)) > 0
+                               for q in range(P))]
+            head = [d for p in range(P - 1) for d in treasure[p]] if P >= 3 else []
+            cache[tier] = (BoardRanking(self.n, 3 * P + 1, vectors), gone, head)
+        return cache[tier]
+
+    def tier_size(self, tier: int) -> int:
+        """The tier's boards (every count vector it allows) times the movers."""
+        return self._ranking(tier)[0].size * self.num_players
+
+    @cached_property
+    def _class_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per class digit: its squares (``-1`` past its level) and its level; ``C(c, i)``."""
+        R, width = self._class_offsets[-1], max(1, min(self.per_size, self.n))
+        cells = np.full((R, width), -1, np.int64)
+        level = np.zeros(R, np.int64)
+        for d in range(R):
+            found, _ = self._class_undigit(d)
+            level[d] = len(found)
+            cells[d, : len(found)] = found
+        table = np.array([[comb(c, i) for i in range(width + 2)] for c in range(self.n)], np.int64)
+        return cells, level, table
+
+    def rank(self, tier: int, keys: np.ndarray) -> np.ndarray:
+        """Each key's rank in ``tier``; ``ValueError`` naming a key not in the tier."""
+        ranking, _, _ = self._ranking(tier)
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        cells, level, _ = self._class_tables
+        rest = keys.copy()
+        mover = (rest % np.uint64(self._radices[0])).astype(np.int64)
+        for r in self._radices[: self._head]:
+            rest //= np.uint64(r)
+        board = np.zeros((len(keys), self.n), np.int64)
+        rows = np.arange(len(keys))
+        radix = np.uint64(self._class_offsets[-1])
+        for j in range(3 * self.num_players):
+            d = (rest % radix).astype(np.int64)
+            rest //= radix
+            for i in range(cells.shape[1]):
+                on = i < level[d]
+                board[rows[on], cells[d[on], i]] = j + 1
+        r = ranking.rank(board)
+        if len(r) and r.min() < 0:
+            raise ValueError(f"key {int(keys[np.argmin(r)])} is not in tier {self.tier_name(tier)}")
+        return r * self.num_players + mover
+
+    def unrank(self, tier: int, ranks: np.ndarray) -> np.ndarray:
+        """The keys of ``ranks`` of ``tier`` (the inverse of :meth:`rank`)."""
+        ranking, gone, head = self._ranking(tier)
+        ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+        P, k = self.num_players, self.per_size
+        board = ranking.unrank(ranks // P)
+        _, _, table = self._class_tables
+        cols = np.arange(self.n)
+        digits = [(ranks % P).astype(np.uint64)] + [np.full(len(ranks), d, np.uint64) for d in head]
+        for j in range(3 * P):
+            mask = board == j + 1
+            m = mask.sum(axis=1)
+            index = np.cumsum(mask, axis=1)  # (the i-th square of the class, from 1)
+            colex = np.where(mask, table[cols[None, :], index], 0).sum(axis=1)
+            offsets = np.asarray(self._class_offsets, np.int64)[m]
+            digits.append((offsets + colex * (k - m + 1) + (k - gone[j] - m)).astype(np.uint64))
+        key = np.zeros(len(ranks), np.uint64)
+        for d, r in zip(reversed(digits), reversed(self._radices)):
+            key = key * np.uint64(r) + d
+        return key
 
     # --- symmetry ---------------------------------------------------------------------
     def symmetries(self, state: BlamState) -> list[BlamState]:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from math import prod
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Union
 
@@ -55,10 +56,12 @@ import numpy as np
 
 from solver.core.game import Chance, Expansion, Game, NodeKind, Outcome, Playout
 from solver.core.picture import Piece, Picture
+from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
-from solver.games._override_jit import expand_kernel, playout_kernel, tier_kernel
+from solver.games._override_jit import (board_codes_kernel, expand_kernel, layers_kernel, playout_kernel,
+                                        tier_kernel)
 
 COLOURS = "AB"
 SIZES = "SML"
@@ -499,6 +502,54 @@ class Override(Game[OverrideState]):
         """The pyramids on the board per piece code (``AS .. BL``) of a tier id."""
         radix = self.per_size + 1
         return [(int(tier) // radix**p) % radix for p in range(NUM_PIECES)]
+
+    # --- ranks (issue 34: tiers stored by rank, without keys) -----------------------------
+    # A tier fixes how many pyramids of each colour and size are on the board, and a square holds
+    # at most one pyramid of each size (sorted by size, so the set is the stack). So the board is
+    # three independent layers, one per size, each a board of the squares holding A, B or nothing
+    # with known counts: ranked by :class:`~solver.core.ranking.BoardRanking`, the three ranks
+    # mixed-radix (small size most significant), then the key's player and last-move digits.
+
+    def _rankings(self, tier: int) -> list[BoardRanking]:
+        tier = int(tier)
+        cache = self.__dict__.setdefault("_ranking_cache", {})
+        if tier not in cache:
+            counts = self.tier_counts(tier)
+            cache[tier] = [BoardRanking(self.cells, 3, [(counts[piece(0, s)], counts[piece(1, s)])])
+                           for s in range(NUM_SIZES)]
+        return cache[tier]
+
+    def tier_size(self, tier: int) -> int:
+        """Boards of the tier's counts (a product of multinomials, one per size) times the
+        player and last-move digits."""
+        return prod(r.size for r in self._rankings(tier)) * self._stride
+
+    def rank(self, tier: int, keys: np.ndarray) -> np.ndarray:
+        """Each key's rank in ``tier`` (the three size layers ranked, then player and last move);
+        ``ValueError`` naming a key that is not in the tier."""
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        stride = np.uint64(self._stride)
+        layers = np.empty((len(keys), NUM_SIZES, self.cells), np.int8)
+        layers_kernel(keys, stride, self.scheme == "pieces", self.cells, layers)
+        out = np.zeros(len(keys), np.int64)
+        for s, ranking in enumerate(self._rankings(tier)):
+            r = ranking.rank(layers[:, s, :])
+            if len(r) and r.min() < 0:
+                raise ValueError(f"key {int(keys[np.argmin(r)])} is not in tier {self.tier_name(tier)}")
+            out = out * ranking.size + r
+        return out * self._stride + (keys % stride).astype(np.int64)
+
+    def unrank(self, tier: int, ranks: np.ndarray) -> np.ndarray:
+        """The keys of ``ranks`` of ``tier`` (the inverse of :meth:`rank`)."""
+        ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+        low, board = ranks % self._stride, ranks // self._stride
+        layers = np.empty((len(ranks), NUM_SIZES, self.cells), np.int8)
+        for s, ranking in reversed(list(enumerate(self._rankings(tier)))):
+            layers[:, s, :] = ranking.unrank(board % ranking.size)
+            board = board // ranking.size
+        codes = np.empty(len(ranks), np.uint64)
+        board_codes_kernel(layers, self.scheme == "pieces", self.cells, codes)
+        return codes * np.uint64(self._stride) + low.astype(np.uint64)
 
     def tier_name(self, tier: int) -> str:
         """``placed A:SM B:L`` (a letter per pyramid on the board; ``-``: none of that colour)."""

@@ -97,10 +97,13 @@ def solve_tiered_variant(game: Game, *, out: str | Path | None, symmetry: bool, 
                          scheduler: str | None = None, tol: float = 1e-12,
                          max_sweeps: int | None = None, tier_slices: int = 1) -> Path:
     """Solve ``game`` tier by tier (resuming an unfinished run); returns its table folder.
-    ``check``: refuse at once when the size estimate does not fit the machine. With ``jobs`` or
+    ``check``: refuse at once when the size estimate does not fit the machine. A game that ranks
+    its tiers has the hook checked on sampled positions first (:func:`solver.core.ranking.refuse_broken_ranking`). With ``jobs`` or
     ``scheduler`` the tiers of each height are Dask tasks (:mod:`solver.pipeline.tasks`)."""
+    from solver.core.ranking import refuse_broken_ranking
     from solver.pipeline.tiered import solve_tiered
 
+    refuse_broken_ranking(game)  # (a game whose tiers are ranked: the hook checked before any work)
     cluster = None
     if jobs is not None or scheduler is not None:
         from solver.pipeline import tasks
