@@ -138,3 +138,15 @@ def test_pyramids_check_reports_the_ranking(capsys) -> None:
 
     assert main(["check", "blam", "--preset", "3x3", "--positions", "500", "--playouts", "3"]) == 0
     assert "the ranking of their tiers is a bijection on" in capsys.readouterr().out
+
+
+def test_bench_ranking_prints_a_row_per_case(capsys) -> None:
+    """The benchmark of ranked storage: positions, rank space and the bytes a position of the
+    three layouts, from a table it solves; the rank space is the sum of the tiers' sizes."""
+    from solver import bench_ranking
+
+    assert bench_ranking.main(["--case", "blam:3x3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["case", "positions", "rank", "space"]
+    row = out[1].split()
+    assert row[0] == "blam:3x3" and float(row[3]) >= 1.0 and all(float(x.replace(",", "")) > 0 for x in row[4:])
