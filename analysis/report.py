@@ -535,7 +535,9 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
         except _MISSING as exc:  # e.g. per-seat multi-player tables: skip with a note
             sec = Section(title_, "This section cannot be computed from this table.")
             what = str(exc).strip().splitlines()[0].split("; valid columns")[0] if str(exc).strip() else ""
-            sec.note(f"the table lacks what the section needs ({type(exc).__name__}: {what})")
+            column = re.search(r'unable to find column "([^"]+)"', what)
+            sec.note(f"the table has no {column.group(1)!r} column, which this section reads" if column
+                     else f"the table lacks what the section needs ({type(exc).__name__}: {what})")
             doc.sections.append(sec)
     bar.advance(note="glossary")
     glossary = glossary_section(doc)
@@ -543,6 +545,26 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
         doc.sections.append(glossary)
     bar.advance()
     return doc
+
+
+def optimal_set_sentence(ranges: dict[str, list[float]], who: str) -> str:
+    """What every optimal strategy of ``who`` does at a secret choice, from each action's
+    ``[lowest, highest]`` probability over the optimal strategies: the actions it plays with one
+    probability, those it never plays, those whose probability varies."""
+    never = [n for n, (lo, hi) in ranges.items() if hi <= SAME_PROBABILITY]
+    forced = [n for n, (lo, hi) in ranges.items() if lo > SAME_PROBABILITY and hi - lo <= SAME_PROBABILITY]
+    free = [n for n, (lo, hi) in ranges.items() if hi - lo > SAME_PROBABILITY]
+    parts = ([f"plays {', '.join(forced)} with the probability shown"] if forced else []) + (
+        [f"never plays {', '.join(never)}"] if never else [])
+    varies = f"{', '.join(free)} vary between optimal strategies, each within its range"
+    if not parts:
+        return f"for {who}, {varies}"
+    text = f"every optimal strategy of {who} " + " and ".join(parts)
+    return text + (f", while {varies}" if free else " (its optimal mix is unique)")
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _secret_start(t: _Tables) -> bool:
@@ -586,13 +608,9 @@ def _secret_section(doc: Document, t: _Tables, solution: Any) -> Section:
                    f"{p2}: over all optimal mixes"],
                   [[n, f"{x[i]:.3f}", span(ranges["1"], n), f"{y[cols.index(n)]:.3f}" if n in cols else "-",
                     span(ranges["2"], n)] for i, n in enumerate(rows)])
-        forced = {p: [n for n, (lo, hi) in r.items() if lo > SAME_PROBABILITY and hi - lo <= SAME_PROBABILITY] for p, r in ranges.items()}
-        free = {p: [n for n, (lo, hi) in r.items() if hi - lo > SAME_PROBABILITY] for p, r in ranges.items()}
         sec.note(f"The optimal mix is **not unique**: the mix in the table is one of many (the one the "
-                 f"solver stored). Every optimal strategy of {p1} plays {', '.join(forced['1']) or 'no action'} "
-                 f"with the probability shown, while {', '.join(free['1'])} vary between optimal "
-                 f"strategies, each within its range; for {p2}: {', '.join(forced['2']) or 'no action'} as "
-                 f"shown, {', '.join(free['2'])} within their ranges. (Each bound is one linear program over "
+                 f"solver stored). {_capital(optimal_set_sentence(ranges['1'], p1))}; "
+                 f"{optimal_set_sentence(ranges['2'], p2)}. (Each bound is one linear program over "
                  "the optimal strategies of this payoff matrix; not every combination of values within "
                  "the ranges is optimal.)")
     doc.new_figure("secret_strategies", lambda ax: plots.mixed_strategies(
@@ -801,7 +819,8 @@ def _proof_sentence(meta: dict[str, Any]) -> str | None:
                f"{b['sweeps_upper']:,} as a win; each end of an interval is what one player guarantees in "
                "such a cut-off game")
         more = ("" if b.get("converged_lower") and b.get("converged_upper") else
-                "; more rounds (--bound-rounds; the same command resumes) may narrow it")
+                "; more rounds may narrow it (`pyramids solve` with a larger --bound-rounds resumes the "
+                "solve's work folder)")
         closed = (f"; {int(b['closed']):,} positions closed within {float(b['tolerance']):.0e}"
                   if "closed" in b else "")
     else:
@@ -1598,7 +1617,8 @@ def _provenance_section(t: _Tables, solution: Any) -> Section:
     if isinstance(tiers, list) and tiers and isinstance(secs, (int, float)):
         # a tiered solve can resume over several runs: its metadata's time is the last run's
         summed = sum(float(x.get("seconds") or 0.0) for x in tiers)
-        took += f" (the last run; all runs, each part's own time summed: {summed:,.0f})"
+        took += (f" (the last run; all runs, each part's own time summed: {summed:,.0f})" if summed > 0
+                 else " (the last run)")
     rows = [["game", m.get("game")], ["variant", m.get("label")], ["parameters", params],
             ["variant id", m.get("variant_id")], ["rules version", m.get("rules_version")],
             ["toolkit version", m.get("toolkit_version")], ["solver", m.get("solver")],

@@ -225,8 +225,9 @@ def _run_sweep(game_name: str, fixed: dict[str, str], vary: dict[str, list[str]]
             print(f"[{i}/{len(combos)}] solving {game.variant.label()}", file=sys.stderr)
         varied = ", ".join(f"{k}={v}" for k, v in combo.items())  # the fixed rest is in the command
         task.update(note=f"solving {varied}")
+        # (a round-by-round table on disk is used as it is unless more bound rounds are asked)
         sol = solve(game, out=out, progress=progress, max_positions=max_positions, notes=notes,
-                    sweep=False, bound_rounds=bound_rounds)
+                    sweep=False, bound_rounds=bound_rounds, resume=bound_rounds is not None)
         if progress is True:
             print(f"[{i}/{len(combos)}] comparing: random and perfect play, move values", file=sys.stderr)
         task.update(note=f"comparing {varied}: random and perfect play, move values")

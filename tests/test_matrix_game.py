@@ -201,3 +201,24 @@ def test_the_solver_strategy_lies_in_the_ranges_and_each_bound_is_attained(a):
         # (the optimality slack r.tol lets a probability that is 0 in every exactly optimal
         # strategy reach about tol / the payoff gap, ~1e-7: ranges agree to SAME_PROBABILITY)
         assert x[i] == pytest.approx(r.row_hi[i], abs=SAME_PROBABILITY)
+
+
+def test_the_reports_sentence_on_every_optimal_strategy() -> None:
+    """Matching pennies with the row player's heads written twice: every optimal row strategy
+    plays tails 1/2 and splits the other 1/2 freely between the two heads; the column player's
+    mix (1/2, 1/2) is unique. The report's sentence says exactly that."""
+    from analysis.report import optimal_set_sentence
+
+    r = optimal_strategy_ranges([[1, -1], [1, -1], [-1, 1]])
+    rows = {n: [float(r.row_lo[i]), float(r.row_hi[i])] for i, n in enumerate(["H1", "H2", "T"])}
+    cols = {n: [float(r.col_lo[i]), float(r.col_hi[i])] for i, n in enumerate(["H", "T"])}
+    assert optimal_set_sentence(rows, "Player 1") == (
+        "every optimal strategy of Player 1 plays T with the probability shown, while H1, H2 vary "
+        "between optimal strategies, each within its range")
+    assert optimal_set_sentence(cols, "Player 2") == (
+        "every optimal strategy of Player 2 plays H, T with the probability shown (its optimal mix is unique)")
+    assert optimal_set_sentence({"a": [0.0, 1.0], "b": [0.0, 1.0]}, "X") == (
+        "for X, a, b vary between optimal strategies, each within its range")
+    assert optimal_set_sentence({"a": [1.0, 1.0], "b": [0.0, 0.0]}, "X") == (
+        "every optimal strategy of X plays a with the probability shown and never plays b "
+        "(its optimal mix is unique)")
