@@ -736,6 +736,18 @@ def test_bound_rounds_caps_the_bounds_sweeps_and_a_larger_cap_resumes(tmp_path) 
     assert looked.meta["solve_id"] == first.meta["solve_id"]
     assert any("the lower bound stopped at 5 rounds, fewer than the 100 asked" in n
                and "resumes its work folder" in n for n in notes), notes
+    # the same through `pyramids show` (a user looking at the table)
+    import contextlib
+    import io
+    import json
+
+    from solver.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main(["show", "petal", *[f"--set={k}={v}" for k, v in P4_MIXED.items()], "--out", str(tmp_path)]) == 0
+    assert "the table on disk is used as it is" in err.getvalue()
+    assert json.loads((first.path / "tiers.json").read_text())["solve_id"] == first.meta["solve_id"]
     second = solve(game, out=tmp_path, tiered=True, bound_rounds=500)
     b = second.meta["bounds"]
     assert b["converged_lower"] and b["converged_upper"] and 5 < b["sweeps_lower"] < 500
