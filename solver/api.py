@@ -733,8 +733,10 @@ def solve(
         by default they join ``notes``.
     low_memory : bool, optional
         Tiered solves: solve tiers by repeated passes instead of reverse lists of their moves
-        (about 30 bytes per position of a tier instead of 100-150, slower): ``True`` every tier,
-        ``False`` none, ``None`` (default) the tiers whose lists would not fit the free memory.
+        (about 24 bytes per position of a tier instead of 100-150): ``True`` every tier, ``False``
+        none, ``None`` (default) every tier of a game without margins (measured as fast on
+        Override 4x4: :func:`solver.pipeline.tiered.passes_by_default`) and, in scored games, the
+        tiers whose lists would not fit the free memory.
     jobs, scheduler : optional
         Tiered solves: run the tiers of each height as Dask tasks, on a local cluster of ``jobs``
         processes or on the cluster at ``scheduler`` (whose workers must see ``out`` at the same

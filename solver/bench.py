@@ -173,7 +173,8 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
     size = sum(f.stat().st_size for f in (folder / "tiers").glob("*.parquet"))
     biggest = max(meta["tiers"], key=lambda t: t["positions"])
     return {
-        "case": f"{game_name} {preset}" + ((" passes" if keep_children else " passes-expand") if low_memory else ""),
+        "case": f"{game_name} {preset}" + ((" passes" if keep_children else " passes-expand") if low_memory
+                                           else " lists" if low_memory is False else ""),
         "positions": meta["counts"]["positions"],
         "edges": meta["counts"]["edges"],
         "tiers": len(meta["tiers"]),
@@ -205,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--low-memory", action="store_true",
                         help="tiered: solve every tier by passes instead of reverse lists (the "
                              "low-memory mode)")
+    parser.add_argument("--lists", action="store_true",
+                        help="tiered: solve every tier with reverse lists of its moves (the default "
+                             "without either flag: the solve's own plan, passes in games without margins)")
     parser.add_argument("--no-keep-children", action="store_true",
                         help="tiered --low-memory: keep no children between the passes (every level "
                              "expands the undecided positions again: the least memory, the most time)")
@@ -222,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             if args.tiered:
                 print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers,
-                                                 True if args.low_memory else None,
+                                                 True if args.low_memory else False if args.lists else None,
                                                  keep_children=not args.no_keep_children,
                                                  bound_rounds=None if args.bound_rounds < 0 else args.bound_rounds)))
             else:
@@ -235,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = [tuple(c.split(":", 1)) for c in args.case] or (DEFAULT_TIERED_CASES if args.tiered else DEFAULT_CASES)
     child_flags = ((["--tiered", "--workers", str(args.workers)] if args.tiered else [])
                    + ["--bound-rounds", str(args.bound_rounds)])
+    if args.tiered and args.lists:
+        child_flags.append("--lists")
     if args.tiered and args.low_memory:
         child_flags.append("--low-memory")
         if args.no_keep_children:
@@ -289,8 +295,9 @@ def _print_tiered_row(r: dict, header: bool) -> None:
           f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
           f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.0f}"
-          f"{r['file_bytes'] / n:>11.2f}{r.get('bounds_s', 0.0):>9.1f}{r.get('bound_width', float('nan')):>9.1e}",
-          flush=True)
+          f"{r['file_bytes'] / n:>11.2f}"
+          + (f"{r['bounds_s']:>9.1f}{r['bound_width']:>9.1e}" if r.get("bound_width", float("nan")) == r.get("bound_width")
+             else f"{'-':>9}{'-':>9}"), flush=True)
 
 
 if __name__ == "__main__":

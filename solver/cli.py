@@ -145,11 +145,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="threads solving independent tiers (and expanding positions) at once "
                         "(default: up to 2)")
-    p.add_argument("--low-memory", dest="low_memory", action="store_true", default=None,
-                   help="tiered: solve every tier by repeated passes over its positions instead of "
-                        "lists of its moves (about 30 bytes per position of the largest tier instead "
-                        "of 100-150; slower). Default: only tiers whose lists would not fit the free "
-                        "memory")
+    memory_mode = p.add_mutually_exclusive_group()
+    memory_mode.add_argument("--low-memory", dest="low_memory", action="store_true", default=None,
+                             help="tiered: solve every tier by repeated passes over its positions instead "
+                                  "of reverse lists of its moves (about 24 bytes per position of the largest "
+                                  "tier instead of 100-150). Default: passes in games without margins "
+                                  "(Override: measured as fast), lists where they fit in scored games")
+    memory_mode.add_argument("--lists", dest="low_memory", action="store_false", default=None,
+                             help="tiered: solve every tier with reverse lists of its moves (100-150 bytes per "
+                                  "position of the largest tier; 240 in scored games), the faster mode on "
+                                  "small variants")
     p.add_argument("--tier-slices", dest="tier_slices", type=int, default=1, metavar="N",
                    help="tiered: cut each tier into N slices of about equal size (by a hash of the "
                         "position), solved apart: the largest task holds an N-th of the largest "

@@ -520,10 +520,22 @@ def test_estimate_plans_the_low_memory_mode_when_lists_do_not_fit(tmp_path, monk
     monkeypatch.setattr(memory, "available_memory", lambda: 2**30)
     said: list[str] = []
     solve(game, out=tmp_path, tiered=True, announce=said.append)
-    assert any("low-memory mode" in line for line in said)
+    # (Override has no margins: passes are its default, planned and said as such)
+    assert any(line.startswith("memory plan: every tier by passes") for line in said), said
     assert any("peak memory 0.7 GB" in line for line in said), said
     with pytest.raises(TooBigError, match="needs about 1.8 GB"):  # told to use lists: refused
         solve(game, out=tmp_path / "lists", tiered=True, low_memory=False)
+    # a scored game keeps lists by default, and plans passes when they do not fit
+    from solver.games.blam import Blam
+
+    blam = make_game("blam", rows=2, cols=3, per_size=1)
+    monkeypatch.setattr(Blam, "presets", {**Blam.presets, "tiny": {"rows": 2, "cols": 3, "per_size": 1}})
+    monkeypatch.setitem(measured.entries(), ("blam", "tiny"),
+                        measured.Measured(positions=20_000_000, largest_tier=10_000_000))
+    said = []
+    solve(blam, out=tmp_path / "blam", tiered=True, announce=said.append)
+    assert any("low-memory mode" in line for line in said), said
+    assert any(line.startswith("memory plan: reverse lists of each tier's moves where they fit") for line in said)
 
 
 def test_report_of_a_tiered_table_equals_the_whole_graph_report(tmp_path):
@@ -672,15 +684,16 @@ def test_a_large_tier_says_its_own_steps_in_the_lines(tmp_path: Path, capsys, mo
 
     monkeypatch.setattr(tiered, "LOG_EVERY", 0.0)
     monkeypatch.setattr(tierwork, "STEP_MIN_POSITIONS", 1)
-    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--out", str(tmp_path))
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--lists", "--out", str(tmp_path))
     assert code == 0, err
     inner = [ln.split(" > ", 1)[1] for ln in err.splitlines() if "] solving tiers: " in ln and " > " in ln]
     assert any("positions expanded" in ln and "(expanding)" in ln for ln in inner), err
     assert any(ln.endswith("(values and remoteness, level by level)") for ln in inner), err
     assert any(ln.endswith("(writing the tier file)") for ln in inner), err
-    # by passes (--low-memory): the passes say their level
-    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--low-memory", "--force", "--out", str(tmp_path))
-    assert code == 0 and re.search(r"> .*\(pass \d+ over the undecided positions \(level \d+\)\)", err), err
+    # by passes (--low-memory, and the default of this game without margins): the passes say their level
+    for mode in (["--low-memory"], []):
+        code, out, err = run(capsys, "solve", *SMALL, "--tiered", *mode, "--force", "--out", str(tmp_path))
+        assert code == 0 and re.search(r"> .*\(pass \d+ over the undecided positions \(level \d+\)\)", err), err
     # the default threshold: a small tier shows nothing of its own
     monkeypatch.setattr(tierwork, "STEP_MIN_POSITIONS", 1 << 20)
     code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--force", "--out", str(tmp_path))
@@ -814,3 +827,22 @@ def test_estimate_of_tiers_cut_in_slices_holds_the_largest_slice(monkeypatch):
     assert whole["largest_tier"] == 8_000_000
     assert cut["largest_tier"] == int(1_000_000 * tiered.SLICE_SLACK) + 1
     assert cut["memory"] - tiered.BASE_BYTES < (whole["memory"] - tiered.BASE_BYTES) / 7
+
+
+def test_the_memory_plan_is_said_and_lists_exclude_low_memory(tmp_path: Path, capsys) -> None:
+    """A tiered solve says its memory plan after its size; `--lists` and `--low-memory` ask for
+    one mode each (together: one line, exit 2); both give the same table."""
+    from tests.clirun import run
+
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--out", str(tmp_path / "a"))
+    assert code == 0 and "note: memory plan: every tier by passes over its positions" in err, err
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--lists", "--out", str(tmp_path / "b"))
+    assert code == 0 and "note: memory plan: every tier with reverse lists of its moves (--lists)" in err, err
+    code, out, err = run(capsys, "solve", *SMALL, "--tiered", "--lists", "--low-memory", "--out", str(tmp_path / "c"))
+    assert code == 2 and "not allowed with argument --lists" in err and len(err.strip().splitlines()) == 1, err
+    from solver.api import load, make_game
+
+    game = make_game("override", size=2, line=2, per_size=2)
+    a, b = load(game, out=tmp_path / "a"), load(game, out=tmp_path / "b")
+    cols = ["key", "value", "remoteness"]
+    assert a.positions.select(cols).sort("key").equals(b.positions.select(cols).sort("key"))
