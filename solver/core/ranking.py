@@ -221,7 +221,7 @@ def sample_keys(game: "Game", *, breadth: int = 2_000, games: int = 20, plies: i
             kids = np.asarray(game.expand(key, canonical=True).children, dtype=np.uint64)
             if not len(kids):
                 break
-            key = kids[rng.integers(len(kids)) : ][:1]
+            key = kids[[rng.integers(len(kids))]]
             found.append(key)
     return np.unique(np.concatenate(found))
 

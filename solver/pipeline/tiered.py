@@ -931,19 +931,21 @@ def passes_by_default(game: Game) -> bool:
 
 
 def memory_plan(game: Game, low_memory: bool | None) -> str | None:
-    """The line a tiered solve prints first: how its tiers will hold their moves, and why."""
+    """The line a tiered solve prints after its size estimate: how its tiers will hold their
+    moves, and why (the bytes a position are the memory plan's: :data:`PASSES_BYTES_PER_TIER_POSITION`
+    and the lists' peaks; Override 4x4 measured 24 by passes)."""
     if stochastic(game):
         return None
     if low_memory is True:
-        return ("memory plan: every tier by passes over its positions (--low-memory), about 24 bytes a "
-                "position of a tier")
+        return ("memory plan: every tier by passes over its positions (--low-memory), about "
+                f"{PASSES_BYTES_PER_TIER_POSITION} bytes a position of a tier")
     if low_memory is False:
-        return ("memory plan: every tier with reverse lists of its moves (--lists), about "
+        return ("memory plan: every tier with reverse lists of its moves (--lists), up to about "
                 f"{SCORED_PEAK_BYTES_PER_TIER_POSITION if game.scored else PEAK_BYTES_PER_TIER_POSITION} "
                 "bytes a position of a tier")
     if passes_by_default(game):
-        return ("memory plan: every tier by passes over its positions, about 24 bytes a position of a tier "
-                "(the default without margins: measured faster than reverse lists of the moves on Override 4x4, "
+        return ("memory plan: every tier by passes over its positions, about "
+                f"{PASSES_BYTES_PER_TIER_POSITION} bytes a position of a tier (the default without margins: measured faster than reverse lists of the moves on Override 4x4, "
                 "at a third of their memory); --lists holds the reverse lists instead")
     return ("memory plan: reverse lists of each tier's moves where they fit the free memory (the margins' "
             "sweep reads them), else passes over its positions; --low-memory: passes everywhere")
