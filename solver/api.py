@@ -628,8 +628,10 @@ def check_solvable(game: Game, *, max_positions: int | None = None, tiered: bool
             raise TooBigError(f"{game.variant.label()} is beyond the whole-graph solver here: it has "
                               f"{large}{hint}; --max-positions 0 tries it anyway; --tiered solves it "
                               "tier by tier, out of core")
+        rounds = ("; --tiered solves it round by round from its keys, out of core (it says first what that "
+                  "takes)" if game.secret_choices and game.has_round_phases else "")
         raise TooBigError(f"{game.variant.label()} is beyond exact solving here: it has {large}{hint}; "
-                          "--max-positions 0 tries it anyway")
+                          f"--max-positions 0 tries it anyway{rounds}")
 
 
 def _reusable(meta: dict[str, Any], tol: float, bound_rounds: int | None = None) -> str | None:

@@ -470,8 +470,9 @@ def _player(p: int) -> str:
 # --- commands --------------------------------------------------------------------------------
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from solver.core.game import Game
     from solver.games import GameEntry, game_class, list_games
-    from solver.pipeline import measured
+    from solver.pipeline import measured, roundwise
 
     if args.game:
         entries = [GameEntry(args.game, "", game_class(args.game), None)]  # unknown: one-line error
@@ -494,7 +495,15 @@ def cmd_list(args: argparse.Namespace) -> int:
                 sets = " ".join(f"--set {k}={v}" for k, v in values.items())
                 print(f"    --preset {pname:<8} = {sets}")
                 large = measured.too_large(entry.name, pname)
-                if large is not None:
+                if large is None and cls.known_large is not Game.known_large:
+                    # not measured: the game's own formula, and what the rounds would take
+                    game = cls.from_params(values)
+                    formula, n = game.known_large(), game.estimated_positions()
+                    if formula is not None:
+                        how = (f"; {roundwise.needs(n)}" if n and cls.secret_choices and cls.has_round_phases
+                               else "")
+                        print(f"      (too large for the whole-graph solver here: {formula}{how})")
+                elif large is not None:
                     how = "; solved tier by tier, out of core" if cls.has_tiers else ""
                     if cls.has_tiers:
                         how = _tiered_fit(cls, values) or how

@@ -542,6 +542,54 @@ def test_max_positions_refuses_a_large_round_by_round_solve_at_once(capsys, tmp_
     assert not any(tmp_path.rglob("*.npy"))
 
 
+def test_petal_10_2_is_refused_at_once_saying_what_it_would_take(capsys, tmp_path) -> None:
+    """Issue 31's preset ``10-2`` does not fit here: the whole-graph solver refuses it naming the
+    round-by-round way, which refuses it too, in one line, with the memory, disk and time scaled
+    from Petal Battle 8-2 against the free memory; nothing is written."""
+    import time
+
+    from solver.cli import main
+
+    t0 = time.perf_counter()
+    code = main(["solve", "petal", "--preset", "10-2", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "beyond exact solving here" in err and "--tiered solves it round by round" in err
+    code = main(["solve", "petal", "--preset", "10-2", "--tiered", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    n = Petal.from_params(Petal.presets["10-2"]).estimated_positions()
+    gb = 60 * n / 2**30
+    assert f"about {gb:,.0f} GB of memory at its peak" in err and "GB of memory is free" in err
+    assert "min a sweep" in err and "--ignore-estimate" in err
+    assert time.perf_counter() - t0 < 30
+    assert not any(p for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_the_position_formula_errs_high_on_the_measured_presets() -> None:
+    """``Petal.estimated_positions`` (what the refusals scale) is at least each preset's measured
+    count, within a factor 2.5 (the measured counts are independent: breadth-first searches)."""
+    from solver.pipeline import measured
+
+    checked = 0
+    for preset in Petal.presets:
+        entry = measured.of("petal", preset)
+        if entry is None or entry.positions is None:
+            continue
+        est = Petal.from_params(Petal.presets[preset]).estimated_positions()
+        assert entry.positions <= est <= 2.5 * entry.positions, preset
+        checked += 1
+    assert checked >= 1
+
+
+def test_needs_scales_petal_8_2s_measured_run() -> None:
+    from solver.pipeline import roundwise
+
+    text = roundwise.needs(368_197_732)  # Petal 8-2 itself: about its measured sweep and memory
+    assert "about 1 min a sweep" in text and "about 21 GB of memory" in text
+    assert "about 20 min a sweep" in roundwise.needs(24 * 368_197_732)  # (50 s x 24)
+
+
 # --- proven bounds: the game cut off as a loss, and as a win, for Player 1 -------------------
 
 def _interval(rw) -> tuple[np.ndarray, np.ndarray]:

@@ -366,6 +366,12 @@ class Game(ABC, Generic[State]):
         :func:`solver.pipeline.measured.large_reason`, which asks this hook for the rest."""
         return None
 
+    def estimated_positions(self) -> int | None:
+        """The positions of this variant by the same formula as :meth:`known_large` (``None``:
+        the game has none, the default), so that the out-of-core solvers can say what a variant
+        they refuse would take (memory, disk, time) before any work. Must be cheap."""
+        return None
+
     # --- the core protocol ------------------------------------------------------------
     @abstractmethod
     def initial_state(self) -> State: ...

@@ -150,6 +150,7 @@ class Petal(Game[PetalState]):
         "6-2": {"petals": 6, "run": 3, "per_size": 2},
         "8": {"petals": 8, "run": 4, "per_size": 1},
         "8-2": {"petals": 8, "run": 4, "per_size": 2},
+        "10-2": {"petals": 10, "run": 5, "per_size": 2},
     }
     seat_names = ("Player 1", "Player 2")
     rules_version = "1"
@@ -168,13 +169,21 @@ class Petal(Game[PetalState]):
         earlier factor of 50, ``petals=10 per_size=1`` (424,051 arrangements, "about 2.1e7") was
         enumerated for 42 s and 4.7 GB before the 40M limit stopped it."""
         boards = self.board_arrangements()
-        per = 164 if self.variant.per_size == 1 else 133
+        per = self._positions_per_arrangement()
         estimate = boards * per
         if estimate > 40_000_000:
             return (f"about {estimate:.1e} positions (estimated: {boards:,} board arrangements times "
                     f"about {per} positions each, as measured on the presets), past what the "
                     "in-memory solver holds in 24 GiB")
         return None
+
+    def _positions_per_arrangement(self) -> int:
+        return 164 if self.variant.per_size == 1 else 133
+
+    def estimated_positions(self) -> int:
+        """Board arrangements times the positions per arrangement measured on the presets (see
+        :meth:`known_large`): an upper estimate on the presets."""
+        return self.board_arrangements() * self._positions_per_arrangement()
 
     def board_arrangements(self) -> int:
         """How many ways the pyramids can stand on the ring (each of the 6 kinds 0..per_size

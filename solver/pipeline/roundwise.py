@@ -119,6 +119,24 @@ def estimate_bytes(positions: int) -> int:
     return int(max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES) * positions)
 
 
+#: seconds a position of one sweep that reads the held moves, measured on Petal Battle 8-2: 40-50 s
+#: a sweep for 368,197,732 positions (2026-12-05; the first sweep, which expands, took 5-8 min)
+SWEEP_SECONDS_PER_POSITION = 50 / 368_197_732
+#: the sweeps Petal Battle 8-2's solve took: 46 of the values (until they cycled) and 45 of each bound
+MEASURED_SWEEPS = 46 + 2 * 45
+
+
+def needs(positions: int) -> str:
+    """What a round-by-round solve of ``positions`` positions would take here, in words, scaled
+    from what Petal Battle 8-2 took (memory, disk for the held moves, time a sweep)."""
+    sweep = SWEEP_SECONDS_PER_POSITION * positions
+    return (f"round by round about {estimate_bytes(positions) / 2**30:,.0f} GB of memory at its peak "
+            f"({max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES)} bytes a position), up to "
+            f"{MOVES_DISK_BYTES * positions / 2**30:,.0f} GB of disk for its held moves and about "
+            f"{sweep / 60:,.0f} min a sweep ({MEASURED_SWEEPS} sweeps, as Petal Battle 8-2 took: about "
+            f"{sweep * MEASURED_SWEEPS / 3600:,.0f} h), scaled from Petal Battle 8-2")
+
+
 #: callback(stage, done, total, change): stage "find" (plies, positions, frontier),
 #: "sweep" (positions swept, positions, largest change so far), "value" (sweeps, 0, change) after
 #: each sweep, "lower"/"upper" (sweeps, 0, change) before and after each sweep of a bound,
