@@ -322,6 +322,29 @@ def test_real_games_same_as_whole_graph(name, params, low_memory, tmp_path, monk
     _same_as_whole(make_game(name, **params), tmp_path, low_memory=_low_memory(low_memory, monkeypatch))
 
 
+@pytest.mark.parametrize("name,params", [REAL_SMALL[1], REAL_SMALL[3], REAL_SMALL[4]],
+                         ids=["override-2x2-2", "blam-3x3", "greener-3x3"])
+def test_threads_inside_a_tier_same_as_whole_graph(name, params, tmp_path, monkeypatch):
+    """Issue 34 (both cores in one tier): with two workers, discovery splits each chunk's children
+    in the thread that expands it and the level passes run their chunks in the pool's threads, in
+    any order (a level decides a row from children decided at the levels before only). Chunks of 3
+    positions, so that every tier has many and the threads interleave; every position equals the
+    whole graph's (Blam!'s margins too, whose threshold passes stay in order)."""
+    from solver.api import make_game
+
+    monkeypatch.setattr(tierwork, "CHUNK", 3)
+    swept: list[str] = []
+    pool_map = tiered.waiting.pool_map
+
+    def spy(pool, fn, *items):
+        swept.append(fn.__name__)
+        return pool_map(pool, fn, *items)
+
+    monkeypatch.setattr(tiered.waiting, "pool_map", spy)
+    _same_as_whole(make_game(name, **params), tmp_path, workers=2, low_memory=True)
+    assert "one" in swept  # the level passes did run in the pool
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name,params", [
     ("override", {"size": 3, "line": 3, "per_size": 1}),

@@ -68,7 +68,7 @@ import polars as pl
 
 import solver
 from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
-from solver.core.game import Game, NodeKind
+from solver.core.game import Expansion, Game, NodeKind
 from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
 from solver.engines import _retro_jit as _jit
@@ -468,11 +468,39 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
     frontier = np.empty(0, np.uint64)
     d = int(entry_ply[0]) if len(entry_ply) else 0
     name = tierwork.tier_name(game, t, run.slices)
+
+    known = [SortedLookup(seen)]  # the index of ``seen``, built again when it grows
+
+    def split(s: int, exp: Expansion) -> tuple[int, np.ndarray | None, dict[int, np.ndarray]]:
+        """A chunk's terminal positions, its distinct children inside the tier not found before
+        and those of each later tier, found in the thread that expands it (sorts, tiers and
+        lookups of the children: most of a discovery's work), so that the loop only gathers them."""
+        _check_kinds(game, exp.kind)
+        ends = int((exp.kind == NodeKind.TERMINAL).sum())
+        kids = exp.children
+        if not len(kids):
+            return ends, None, {}
+        ct = tierwork.child_tiers(game, exp, run.slices)
+        if (ct < t).any():
+            bad = int(ct[ct < t][0])
+            raise RuntimeError(f"{game.name}.tier_of is not monotone: a move of tier {t} leads to "
+                               f"tier {bad}; tiers must never decrease along a move")
+        mask = ct == t
+        out_k, out_t = kids[~mask], ct[~mask]
+        out = {int(u): unique(out_k[out_t == u]) for u in unique(out_t).tolist()} if len(out_k) else {}
+        return ends, unseen(unique(kids[mask])), out  # (``seen`` does not change while a level expands)
+
+    def unseen(keys: np.ndarray) -> np.ndarray:
+        """The sorted ``keys`` that are not in ``seen``, by its index."""
+        if not len(keys) or not len(seen):
+            return keys
+        return keys[seen[np.minimum(known[0](keys), len(seen) - 1)] != keys]
+
     while pos < len(entry_keys) or len(frontier):
         hi = int(np.searchsorted(entry_ply, d, side="right"))
         level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
         pos = hi
-        level = level[~isin_sorted(level, seen)]
+        level = unseen(level)
         if len(level):  # both sorted: a linear merge, not a sort per level, in place: the arrays
             # grow by realloc (large blocks are remapped, not copied), so the tier's keys are
             # never held twice
@@ -483,35 +511,24 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             if max_positions is not None and total + len(seen) > max_positions:
                 raise TooBigError(f"{game.variant.label()} has more than {max_positions:,} positions; "
                                   "raise --max-positions or pick a smaller variant")
+            known[0] = SortedLookup(seen)
         inside: list[np.ndarray] = []
-        for s, exp in tierwork.expansions(run, level):
-            _check_kinds(game, exp.kind)
-            terminal += int((exp.kind == NodeKind.TERMINAL).sum())
-            kids = exp.children
-            if not len(kids):
+        for s, exp, (ends, kept, out) in tierwork.expansions_then(run, level, split):
+            terminal += ends
+            if kept is None:
                 continue
-            ct = tierwork.child_tiers(game, exp, run.slices)
-            if (ct < t).any():
-                bad = int(ct[ct < t][0])
-                raise RuntimeError(f"{game.name}.tier_of is not monotone: a move of tier {t} leads to "
-                                   f"tier {bad}; tiers must never decrease along a move")
-            mask = ct == t
-            inside.append(unique(kids[mask]))
-            out_k, out_t = kids[~mask], ct[~mask]
-            if len(out_k):
-                for u in unique(out_t).tolist():
-                    if u in done:
-                        raise RuntimeError(f"{game.name}.tier_of: tier {t} reaches tier {u}, which was "
-                                           "discovered before it; tier ids must never decrease along a move")
-                    children.add(int(u))
-                    k = unique(out_k[out_t == u])
-                    buffers.setdefault(int(u), []).append((k, np.full(len(k), d + 1, np.uint16)))
-                    buffered += len(k)
+            inside.append(kept)
+            for u, k in out.items():
+                if u in done:
+                    raise RuntimeError(f"{game.name}.tier_of: tier {t} reaches tier {u}, which was "
+                                       "discovered before it; tier ids must never decrease along a move")
+                children.add(u)
+                buffers.setdefault(u, []).append((k, np.full(len(k), d + 1, np.uint16)))
+                buffered += len(k)
             if buffered > SPILL:
                 _spill(run, str(t), buffers, counter)
                 buffered = 0
-        frontier = unique(np.concatenate(inside)) if inside else np.empty(0, np.uint64)
-        frontier = frontier[~isin_sorted(frontier, seen)]
+        frontier = unique(np.concatenate(inside)) if inside else np.empty(0, np.uint64)  # (none seen: split)
         if progress is not None:
             progress("discover", name, total + len(seen), None)
         d += 1
@@ -1046,7 +1063,12 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     stored: list[np.ndarray | None] | None = [] if keep else None
     held = 0
     full = False  # the reserve was reached: no more children kept
-    for s, exp in tierwork.expansions(run, keys):
+    def split(s: int, exp: Expansion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # each chunk's children are split (their tiers, their rows here) in the thread that
+        # expands it, as with lists: this loop only folds
+        return tierwork.split_inside(game, t, exp, keys, index, run.slices)
+
+    for s, exp, (ct, inside, rows) in tierwork.expansions_then(run, keys, split):
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
@@ -1069,7 +1091,6 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 stored.append(np.empty(0, np.int32))
             continue
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        ct, inside, rows = tierwork.split_inside(game, t, exp, keys, index, run.slices)
         inside_moves += len(rows)
         if stored is not None:  # once the reserve is reached, later chunks are expanded again
             if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
@@ -1089,15 +1110,18 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     t_expand = time.perf_counter() - t0
     terminal = kind == NodeKind.TERMINAL
 
-    def sweep(todo: np.ndarray, step: Callable[[np.ndarray, np.ndarray, np.ndarray], int]) -> int:
+    def sweep(todo: np.ndarray, step: Callable[[np.ndarray, np.ndarray, np.ndarray], int],
+              parallel: bool = False) -> int:
         """Run ``step`` on the rows of ``todo`` (a mask) chunk by chunk, with their children: the
         kept rows of the children (the same lists, in the same order, as a new expansion gives),
-        else a new expansion of those rows."""
-        done = 0
-        for s in range(0, n, tierwork.CHUNK):
+        else a new expansion of those rows. ``parallel``: the chunks run in the pool's threads,
+        in any order, for a ``step`` whose decisions do not depend on it (a level's: a row is
+        decided from children decided at the levels before, never at its own)."""
+
+        def one(s: int) -> int:
             rows = np.flatnonzero(todo[s : s + tierwork.CHUNK]) + s
             if not len(rows):
-                continue
+                return 0
             kept = None if stored is None else stored[s // tierwork.CHUNK]
             if kept is not None:
                 deg = outdeg[s : s + tierwork.CHUNK].astype(np.int64)
@@ -1108,16 +1132,19 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                 offsets = np.zeros(len(rows) + 1, np.int64)
                 np.cumsum(lens, out=offsets[1:])
                 at = np.repeat(first[local] - offsets[:-1], lens) + np.arange(offsets[-1], dtype=np.int64)
-                done += int(step(rows, offsets, kept[at].astype(np.int64)))
-                continue
+                return int(step(rows, offsets, kept[at].astype(np.int64)))
             exp = game.expand(keys[rows], canonical=run.symmetry)
             kids = exp.children
             child = np.full(len(kids), -1, np.int64)
             if len(kids):
                 _, inside, found = tierwork.split_inside(game, t, exp, keys, index, run.slices)
                 child[inside] = found
-            done += int(step(rows, exp.offsets, child))
-        return done
+            return int(step(rows, exp.offsets, child))
+
+        starts = range(0, n, tierwork.CHUNK)
+        if parallel and run.pool is not None and n > tierwork.CHUNK:
+            return sum(waiting.pool_map(run.pool, one, starts))
+        return sum(one(s) for s in starts)
 
     def levels(first_decided: int, events: np.ndarray, step) -> int:
         """Levels 1, 2, ... while something was decided at the level before, jumping to the next
@@ -1131,7 +1158,8 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
                     return passes
                 r = int(later[0])
             tierwork.tier_step(f"pass {passes + 1} over the undecided positions (level {r})")
-            last = sweep((value == _UNDECIDED) & ~terminal, lambda rows, off, ch: step(rows, off, ch, r))
+            last = sweep((value == _UNDECIDED) & ~terminal, lambda rows, off, ch: step(rows, off, ch, r),
+                         parallel=True)
             passes += 1
             r += 1
 
