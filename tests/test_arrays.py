@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts
+from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts, unique_of_sorted
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
 
@@ -71,3 +71,17 @@ def test_lookup_sorted_needles_past_2_63_with_small_keys() -> None:
     for keys in ([0], [1], [0, 1], [0, 1, 2, 3]):  # a top key of a bit or two: the index has no shift
         keys = np.array(keys, dtype=np.uint64)
         assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(0, 30), _u64), max_size=40), max_size=7))
+def test_unique_of_sorted_parts_is_np_unique(lists) -> None:
+    """The discovery's frontier: sorted distinct parts (overlapping), merged in two threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    parts = [np.unique(np.array(x, dtype=np.uint64)) for x in lists]
+    expected = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+    with ThreadPoolExecutor(2) as pool:
+        got = unique_of_sorted(parts, pool)
+    assert got.dtype == np.uint64 and np.array_equal(got, expected)
+    assert np.array_equal(unique_of_sorted(parts), expected)

@@ -6,6 +6,8 @@ vs 0.11 s for 4M int64), so engines use :func:`unique` (sort + neighbour mask) i
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -121,6 +123,44 @@ def lookup_sorted(sorted_keys: np.ndarray, needles: np.ndarray) -> np.ndarray:
         return np.searchsorted(np.ascontiguousarray(sorted_keys, dtype=np.uint64),
                                np.ascontiguousarray(needles, dtype=np.uint64)).astype(np.int64)
     return SortedLookup(sorted_keys)(needles)
+
+
+@_njit(cache=True, nogil=True)
+def _merge_unique(a, b):  # pragma: no cover - compiled
+    out = np.empty(len(a) + len(b), dtype=a.dtype)
+    i = j = k = 0
+    while i < len(a) or j < len(b):
+        if j >= len(b) or (i < len(a) and a[i] < b[j]):
+            x = a[i]
+            i += 1
+        elif i >= len(a) or b[j] < a[i]:
+            x = b[j]
+            j += 1
+        else:
+            x = a[i]
+            i += 1
+            j += 1
+        if k == 0 or out[k - 1] != x:
+            out[k] = x
+            k += 1
+    return out[:k]
+
+
+def unique_of_sorted(parts: list[np.ndarray], pool: Any = None) -> np.ndarray:
+    """:func:`unique` of the concatenation of ``parts``, each sorted (``uint64``). With a thread
+    ``pool`` (``concurrent.futures``), each half of the parts is done in a thread (sorts release
+    the GIL) and the two halves are merged in one linear pass, so a level's sort runs on two
+    cores; without one, a plain :func:`unique`."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return np.empty(0, np.uint64)
+    if pool is None or len(parts) < 2:
+        return unique(np.concatenate(parts))
+    half = len(parts) // 2
+    first = pool.submit(lambda: unique(np.concatenate(parts[:half])))
+    second = unique(np.concatenate(parts[half:]))
+    return _merge_unique(np.ascontiguousarray(first.result(), dtype=np.uint64),
+                         np.ascontiguousarray(second, dtype=np.uint64))
 
 
 @_njit(cache=True, nogil=True)

@@ -67,7 +67,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique
+from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique, unique_of_sorted
 from solver.core.game import Expansion, Game, NodeKind
 from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
@@ -528,7 +528,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             if buffered > SPILL:
                 _spill(run, str(t), buffers, counter)
                 buffered = 0
-        frontier = unique(np.concatenate(inside)) if inside else np.empty(0, np.uint64)  # (none seen: split)
+        frontier = unique_of_sorted(inside, run.pool)  # (none seen before: split)
         if progress is not None:
             progress("discover", name, total + len(seen), None)
         d += 1
@@ -1035,7 +1035,9 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     need a level (:func:`_may_need_levels`), else a new expansion of those positions. At least
     about 30 bytes per position of the tier instead of 100-150; time: per level a walk over the
     kept rows, or one expansion of the undecided positions whose children were not kept (and, in
-    scored games, the same per pass of each margin threshold)."""
+    scored games, the same per pass of each margin threshold). With a pool (``workers`` > 1) each
+    chunk is expanded, split and folded in a thread (it writes its own rows only) and each level
+    walks its chunks in the threads, in any order (issue 34: both cores inside one tier)."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
     keys = np.load(run.discover / f"keys-{t}.npy")
@@ -1063,12 +1065,12 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     stored: list[np.ndarray | None] | None = [] if keep else None
     held = 0
     full = False  # the reserve was reached: no more children kept
-    def split(s: int, exp: Expansion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # each chunk's children are split (their tiers, their rows here) in the thread that
-        # expands it, as with lists: this loop only folds
-        return tierwork.split_inside(game, t, exp, keys, index, run.slices)
 
-    for s, exp, (ct, inside, rows) in tierwork.expansions_then(run, keys, split):
+    def fold(s: int, exp: Expansion) -> tuple[int, int, np.ndarray | None]:
+        """A chunk's rows filled and its moves out of the tier folded, in the thread that expands
+        it (each chunk writes its own rows only), so that this loop only keeps the children:
+        returns its moves, its moves inside the tier and its children as rows of the tier (-1
+        outside; ``None`` when the tier keeps none)."""
         m = len(exp.kind)
         kind[s : s + m] = exp.kind
         to_move[s : s + m] = exp.to_move
@@ -1084,27 +1086,31 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             raise TooBigError(f"a position of tier {t} has {int(deg.max()):,} moves; the low-memory mode "
                               "counts at most 65,535: solve without --low-memory")
         outdeg[s : s + m] = deg
-        moves += int(deg.sum())
         kids = exp.children
         if not len(kids):
-            if stored is not None:
-                stored.append(np.empty(0, np.int32))
-            continue
+            return int(deg.sum()), 0, None if stored is None else np.empty(0, np.int32)
+        ct, inside, rows = tierwork.split_inside(game, t, exp, keys, index, run.slices)
         src = np.repeat(np.arange(s, s + m, dtype=np.int64), deg)
-        inside_moves += len(rows)
+        for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
+                                           (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
+            if scored:
+                np.maximum.at(ext_max, psrc, margins)
+        rows_of = None
+        if stored is not None:
+            rows_of = np.full(len(kids), -1, np.int32)
+            rows_of[inside] = rows
+        return int(deg.sum()), len(rows), rows_of
+
+    for s, exp, (count, count_inside, rows_of) in tierwork.expansions_then(run, keys, fold):
+        moves += count
+        inside_moves += count_inside
         if stored is not None:  # once the reserve is reached, later chunks are expanded again
-            if not full and _keep_more_children(n, at_once, held, 4 * len(kids)):
-                rows_of = np.full(len(kids), -1, np.int32)
-                rows_of[inside] = rows
+            if not len(rows_of) or (not full and _keep_more_children(n, at_once, held, rows_of.nbytes)):
                 held += rows_of.nbytes
                 stored.append(rows_of)
             else:
                 full = True
                 stored.append(None)
-        for psrc, margins in _fold_outside(t, kids, src, ct, inside, to_move, children, scored,
-                                           (ext_win_min, ext_lose_cnt, ext_lose_max, ext_tie_min)):
-            if scored:
-                np.maximum.at(ext_max, psrc, margins)
     del children  # folded: dropped now, as with lists
     _release_children(run, info)
     t_expand = time.perf_counter() - t0
