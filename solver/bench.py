@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -296,7 +297,7 @@ def _print_tiered_row(r: dict, header: bool) -> None:
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
           f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.0f}"
           f"{r['file_bytes'] / n:>11.2f}"
-          + (f"{r['bounds_s']:>9.1f}{r['bound_width']:>9.1e}" if r.get("bound_width", float("nan")) == r.get("bound_width")
+          + (f"{r['bounds_s']:>9.1f}{r['bound_width']:>9.1e}" if not math.isnan(r.get("bound_width", math.nan))
              else f"{'-':>9}{'-':>9}"), flush=True)
 
 

@@ -106,6 +106,13 @@ class SortedLookup:
         bounds = np.arange(nb + 1, dtype=np.uint64) << np.uint64(self.shift)
         self.starts = np.searchsorted(self.keys, bounds).astype(np.int64)
 
+    def contains(self, needles: np.ndarray) -> np.ndarray:
+        """Which ``needles`` are among the keys (a bool mask, as :func:`isin_sorted`)."""
+        needles = np.ascontiguousarray(needles, dtype=np.uint64)
+        if not len(self.keys):
+            return np.zeros(len(needles), dtype=bool)
+        return self.keys[np.minimum(self(needles), len(self.keys) - 1)] == needles
+
     def __call__(self, needles: np.ndarray) -> np.ndarray:
         needles = np.ascontiguousarray(needles, dtype=np.uint64)
         out = np.empty(len(needles), dtype=np.int64)

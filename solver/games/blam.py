@@ -54,6 +54,7 @@ per-state reference (``Game.expand``).
 
 from __future__ import annotations
 
+import itertools
 from functools import cached_property
 from math import comb, prod
 from typing import NamedTuple
@@ -535,8 +536,6 @@ class Blam(Game[BlamState]):
             for j in range(3 * P):
                 top = k - gone[j]
                 ranges.append([top] if empty[j // 3] else list(range(top + 1)))
-            import itertools
-
             vectors = [v for v in itertools.product(*ranges) if sum(v) <= self.n
                        and all(empty[q] or sum(k - gone[j] - v[j] for j in range(3 * q, 3 * q + 3)) > 0
                                for q in range(P))]

@@ -114,9 +114,18 @@ BOUNDS_DOC = (
 SEARCH_BYTES = 52
 
 
+#: bytes a position at the peak of a whole round-by-round solve (its hungriest stage)
+PEAK_BYTES = max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES)
+
+
 def estimate_bytes(positions: int) -> int:
-    """Peak memory of a round-by-round solve of ``positions`` positions (the search's peak)."""
-    return int(max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES) * positions)
+    """Peak memory of a round-by-round solve of ``positions`` positions."""
+    return int(PEAK_BYTES * positions)
+
+
+def goes_on(sweeps: int, change: float, repeats: int, limit: int, tol: float) -> bool:
+    """Whether an iteration sweeps again: under its limit, not converged, not cycling."""
+    return sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS
 
 
 #: seconds a position of one sweep that reads the held moves, measured on Petal Battle 8-2: 40-50 s
@@ -131,7 +140,7 @@ def needs(positions: int) -> str:
     from what Petal Battle 8-2 took (memory, disk for the held moves, time a sweep)."""
     sweep = SWEEP_SECONDS_PER_POSITION * positions
     return (f"round by round about {estimate_bytes(positions) / 2**30:,.0f} GB of memory at its peak "
-            f"({max(SEARCH_BYTES, SWEEP_BYTES, POLICY_BYTES)} bytes a position), up to "
+            f"({PEAK_BYTES} bytes a position), up to "
             f"{MOVES_DISK_BYTES * positions / 2**30:,.0f} GB of disk for its held moves and about "
             f"{sweep / 60:,.0f} min a sweep ({MEASURED_SWEEPS} sweeps, as Petal Battle 8-2 took: about "
             f"{sweep * MEASURED_SWEEPS / 3600:,.0f} h), scaled from Petal Battle 8-2")
@@ -756,7 +765,7 @@ def solve_by_rounds(
         active = None
         if guarantee is not None and progress is not None:
             progress(guarantee, sweeps, 0, change)  # (where the bound's sweeps start)
-        while sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
+        while goes_on(sweeps, change, repeats, limit, tol):
             if use_active:
                 res, stayed = active_sweep()
                 counts["active_sweeps"] += 1
@@ -1179,14 +1188,14 @@ def to_resume(folder: Path, meta: dict[str, Any], *, tol: float, max_sweeps: int
     if sweeps != meta.get("sweeps"):
         return f"its work folder holds {sweeps} sweeps of the values, the table {meta.get('sweeps')}"
     limit = 100_000 if max_sweeps is None else max_sweeps
-    if sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
+    if goes_on(sweeps, change, repeats, limit, tol):
         return f"the values stopped at {sweeps} sweeps and can go on (up to {limit:,})"
     done = meta.get("bounds") or {}
     limit = BOUND_SWEEPS if bound_sweeps is None else bound_sweeps
     for side, (sweeps, change, repeats) in states.items():
         if sweeps != done.get(f"sweeps_{side}"):
             return f"its work folder holds {sweeps} sweeps of the {side} bound, the table {done.get(f'sweeps_{side}')}"
-        if sweeps < limit and not change < tol and repeats < CYCLE_SWEEPS:
+        if goes_on(sweeps, change, repeats, limit, tol):
             return f"the {side} bound stopped at {sweeps} rounds, fewer than the {limit} asked"
     return None
 

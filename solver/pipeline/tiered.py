@@ -492,9 +492,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
 
     def unseen(keys: np.ndarray) -> np.ndarray:
         """The sorted ``keys`` that are not in ``seen``, by its index."""
-        if not len(keys) or not len(seen):
-            return keys
-        return keys[seen[np.minimum(known[0](keys), len(seen) - 1)] != keys]
+        return keys[~known[0].contains(keys)] if len(keys) and len(seen) else keys
 
     while pos < len(entry_keys) or len(frontier):
         hi = int(np.searchsorted(entry_ply, d, side="right"))

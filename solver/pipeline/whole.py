@@ -152,7 +152,7 @@ def solve_rounds_variant(game: Game, folder: Path, *, symmetry: bool, force: boo
     elif check and game.known_large() is not None and roundwise.unfinished(folder) is None:
         n = game.estimated_positions()
         free = memory.available_memory()
-        need = (f"{roundwise.needs(n)}" + (f"; {free / 2**30:.1f} GB of memory is free" if free else "")
+        need = (roundwise.needs(n) + (f"; {free / 2**30:.1f} GB of memory is free" if free else "")
                 if n else f"round by round it needs about {roundwise.SEARCH_BYTES} bytes a position at the "
                 "search's peak")
         raise TooBigError(f"{game.variant.label()} has {game.known_large().split(', past')[0]}, not measured; "
