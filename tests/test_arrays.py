@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.core.arrays import group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts, unique_of_sorted
+from solver.core.arrays import (SortedLookup, group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts,
+                                unique_in_place, unique_of_sorted)
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
 
@@ -81,7 +82,36 @@ def test_unique_of_sorted_parts_is_np_unique(lists) -> None:
 
     parts = [np.unique(np.array(x, dtype=np.uint64)) for x in lists]
     expected = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+    given = list(parts)
     with ThreadPoolExecutor(2) as pool:
-        got = unique_of_sorted(parts, pool)
+        got = unique_of_sorted(given, pool)
     assert got.dtype == np.uint64 and np.array_equal(got, expected)
-    assert np.array_equal(unique_of_sorted(parts), expected)
+    assert given == []  # the parts are let go as they are copied
+    assert np.array_equal(unique_of_sorted(list(parts)), expected)
+    assert all(np.array_equal(p, np.unique(np.array(x, dtype=np.uint64))) for p, x in zip(parts, lists))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 30), _u64), max_size=200))
+def test_unique_in_place_is_np_unique(values) -> None:
+    """Sorted and compacted in its own buffer: a view while it keeps at least half of it."""
+    a = np.array(values, dtype=np.uint64)
+    got = unique_in_place(a)
+    expected = np.unique(np.array(values, dtype=np.uint64))
+    assert got.dtype == np.uint64 and np.array_equal(got, expected)
+    assert (got.base is a) == (2 * len(expected) >= len(values) > 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 3_000), _u64), min_size=0, max_size=300), st.integers(0, 2**32 - 1))
+def test_sorted_lookup_contains_is_isin(keys, seed) -> None:
+    """The membership test of the discovery (a compiled search from 4,096 needles on): needles
+    among the keys, beside them, past the largest and of 2**63 and more."""
+    keys = np.unique(np.array(keys, dtype=np.uint64))
+    rng = np.random.default_rng(seed)
+    near = rng.integers(0, 3_100, 5_000, dtype=np.uint64)
+    high = rng.integers(2**62, 2**63, 1_000, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    picked = keys[rng.integers(0, len(keys), 1_000)] if len(keys) else np.empty(0, np.uint64)
+    for needles in (np.concatenate([near, high, picked]), near[:10]):
+        got = SortedLookup(keys).contains(needles)
+        assert got.dtype == bool and np.array_equal(got, np.isin(needles, keys))

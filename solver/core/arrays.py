@@ -87,6 +87,28 @@ def _lookup_kernel(sorted_keys, starts, shift, needles, out):
         out[i] = lo
 
 
+@_njit(cache=True, nogil=True, parallel=True)
+def _contains_kernel(sorted_keys, starts, shift, needles, out):
+    n = len(sorted_keys)
+    nb = len(starts) - 1
+    for i in _prange(len(needles)):
+        x = needles[i]
+        hb = x >> shift
+        if hb >= np.uint64(nb):
+            out[i] = False
+            continue
+        b = np.int64(hb)
+        lo = starts[b]
+        hi = starts[b + 1]
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if sorted_keys[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo < n and sorted_keys[lo] == x
+
+
 class SortedLookup:
     """``np.searchsorted(sorted_keys, needles)`` (left side) for ``uint64`` keys, fast on large
     random needles: a bucket index over the top bits of the keys (built once, about 16 keys per
@@ -111,7 +133,11 @@ class SortedLookup:
         needles = np.ascontiguousarray(needles, dtype=np.uint64)
         if not len(self.keys):
             return np.zeros(len(needles), dtype=bool)
-        return self.keys[np.minimum(self(needles), len(self.keys) - 1)] == needles
+        if self.starts is None or len(needles) < 4096:
+            return self.keys[np.minimum(self(needles), len(self.keys) - 1)] == needles
+        out = np.empty(len(needles), dtype=bool)  # (one byte a needle: no index array beside it)
+        _contains_kernel(self.keys, self.starts, np.uint64(self.shift), needles, out)
+        return out
 
     def __call__(self, needles: np.ndarray) -> np.ndarray:
         needles = np.ascontiguousarray(needles, dtype=np.uint64)
@@ -153,19 +179,50 @@ def _merge_unique(a, b):  # pragma: no cover - compiled
     return out[:k]
 
 
+@_njit(cache=True, nogil=True)
+def _compact_sorted(a):  # pragma: no cover - compiled
+    k = 0
+    for i in range(len(a)):
+        if k == 0 or a[i] != a[k - 1]:
+            a[k] = a[i]
+            k += 1
+    return k
+
+
+def unique_in_place(values: np.ndarray) -> np.ndarray:
+    """:func:`unique` of ``values`` (``uint64``), sorting and compacting ``values`` itself: no
+    copy beside it (``unique`` holds three). The result is a view of ``values``' buffer while
+    it keeps most of it, else a copy (so a few distinct values do not pin a large buffer)."""
+    if len(values) == 0:
+        return values
+    values.sort()
+    k = _compact_sorted(values)
+    return values[:k] if 2 * k >= len(values) else values[:k].copy()
+
+
 def unique_of_sorted(parts: list[np.ndarray], pool: Any = None) -> np.ndarray:
-    """:func:`unique` of the concatenation of ``parts``, each sorted (``uint64``). With a thread
-    ``pool`` (``concurrent.futures``), each half of the parts is done in a thread (sorts release
-    the GIL) and the two halves are merged in one linear pass, so a level's sort runs on two
-    cores; without one, a plain :func:`unique`."""
-    parts = [p for p in parts if len(p)]
-    if not parts:
+    """:func:`unique` of the concatenation of ``parts`` (``uint64``), **emptying the list**: each
+    part is let go once it is copied, so at most the parts and one copy of them are held (the
+    caller must hold no other reference to the parts for that). With a thread ``pool``
+    (``concurrent.futures``), each half of the parts is sorted in a thread (sorts release the
+    GIL) and the two halves are merged in one linear pass, so a level's sort runs on two cores."""
+    todo = [p for p in parts if len(p)]
+    parts.clear()
+    if not todo:
         return np.empty(0, np.uint64)
-    if pool is None or len(parts) < 2:
-        return unique(np.concatenate(parts))
-    half = len(parts) // 2
-    first = pool.submit(lambda: unique(np.concatenate(parts[:half])))
-    second = unique(np.concatenate(parts[half:]))
+
+    def take(group: list[np.ndarray]) -> np.ndarray:
+        out = np.concatenate(group).astype(np.uint64, copy=False)
+        group.clear()
+        return unique_in_place(out)
+
+    if pool is None or len(todo) < 2:
+        return take(todo)
+    half = len(todo) // 2
+    head, tail = todo[:half], todo[half:]
+    todo.clear()
+    first = pool.submit(take, head)
+    second = take(tail)
     return _merge_unique(np.ascontiguousarray(first.result(), dtype=np.uint64),
                          np.ascontiguousarray(second, dtype=np.uint64))
 

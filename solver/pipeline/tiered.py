@@ -496,7 +496,8 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
 
     while pos < len(entry_keys) or len(frontier):
         hi = int(np.searchsorted(entry_ply, d, side="right"))
-        level = unique(np.concatenate([frontier, entry_keys[pos:hi]]))
+        parts, frontier = [frontier, entry_keys[pos:hi]], None  # (let go as the level is built)
+        level = unique_of_sorted(parts, run.pool)
         pos = hi
         level = unseen(level)
         if len(level):  # both sorted: a linear merge, not a sort per level, in place: the arrays
@@ -526,7 +527,8 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
             if buffered > SPILL:
                 _spill(run, str(t), buffers, counter)
                 buffered = 0
-        frontier = unique_of_sorted(inside, run.pool)  # (none seen before: split)
+        level = exp = kept = out = k = None  # (only the new positions are held while they are sorted)
+        frontier = unique_of_sorted(inside, run.pool)  # (none seen before: split; empties inside)
         if progress is not None:
             progress("discover", name, total + len(seen), None)
         d += 1
@@ -897,7 +899,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
-            "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+            "by_value": _value_counts(value)}
 
 
 def threshold_margins(outdeg: np.ndarray, roff: np.ndarray, rparent: np.ndarray, eoff: np.ndarray,
@@ -1046,12 +1048,17 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     outdeg = np.zeros(n, np.uint16)  # more than 65,535 moves: refused below
     value = np.full(n, _UNDECIDED, np.int8)
     remoteness = np.full(n, no_rem, np.uint16)
-    ext_win_min = np.full(n, no_rem, np.uint16)
-    ext_lose_cnt = np.zeros(n, np.uint16)
-    ext_lose_max = np.zeros(n, np.uint16)
-    ext_tie_min = np.full(n, no_rem, np.uint16)
+    if info.children:
+        ext_win_min = np.full(n, no_rem, np.uint16)
+        ext_lose_cnt = np.zeros(n, np.uint16)
+        ext_lose_max = np.zeros(n, np.uint16)
+        ext_tie_min = np.full(n, no_rem, np.uint16)
+        ext_max = np.full(n, _NO_MARGIN, np.int32) if scored else None
+    else:  # no move leaves the tier (often the largest, the last): constants, not 8-12 bytes a position
+        ext_win_min = ext_tie_min = np.broadcast_to(np.uint16(no_rem), (n,))
+        ext_lose_cnt = ext_lose_max = np.broadcast_to(np.uint16(0), (n,))
+        ext_max = np.broadcast_to(np.int32(_NO_MARGIN), (n,)) if scored else None
     tmargin = np.zeros(n, np.int32) if scored else None
-    ext_max = np.full(n, _NO_MARGIN, np.int32) if scored else None
     children = _children(run, info, keys, scored)
     index = SortedLookup(keys)
     moves = inside_moves = 0
@@ -1221,7 +1228,13 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
             "kept_children_bytes": int(held), "terminal": int(terminal.sum()),
-            "by_value": np.bincount(value.astype(np.int64), minlength=4).tolist()}
+            "by_value": _value_counts(value)}
+
+
+def _value_counts(value: np.ndarray) -> list[int]:
+    """How many positions have each value code 0-3, without a copy of the tier's values (an
+    int64 copy for ``np.bincount`` was the peak of a large tier's solve: 8 bytes a position)."""
+    return [int(np.count_nonzero(value == v)) for v in range(4)]
 
 
 def _fold_outside(t: int, kids: np.ndarray, src: np.ndarray, ct: np.ndarray, inside: np.ndarray,
