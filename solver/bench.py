@@ -295,7 +295,7 @@ def _print_tiered_row(r: dict, header: bool) -> None:
     print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>15,}{int(r['tiers']):>7}"
           f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
-          f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.0f}"
+          f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.1f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.1f}"
           f"{r['file_bytes'] / n:>11.2f}"
           + (f"{r['bounds_s']:>9.1f}{r['bound_width']:>9.1e}" if not math.isnan(r.get("bound_width", math.nan))
              else f"{'-':>9}{'-':>9}"), flush=True)
