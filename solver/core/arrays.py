@@ -65,48 +65,36 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 from numba import njit as _njit, prange as _prange  # noqa: E402
 
 
-@_njit(cache=True, nogil=True, parallel=True)
-def _lookup_kernel(sorted_keys, starts, shift, needles, out):
-    n = len(sorted_keys)
-    nb = len(starts) - 1
-    for i in _prange(len(needles)):
-        x = needles[i]
-        hb = x >> shift
-        if hb >= np.uint64(nb):  # compared as uint64: a needle >= 2**63 must not wrap negative
-            out[i] = n
-            continue
-        b = np.int64(hb)
-        lo = starts[b]
-        hi = starts[b + 1]
-        while lo < hi:  # first index with sorted_keys[idx] >= x
-            mid = (lo + hi) >> 1
-            if sorted_keys[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[i] = lo
+@_njit(cache=True, nogil=True, inline="always")
+def _bucket_search(sorted_keys, starts, shift, x):  # pragma: no cover - compiled
+    """The first index with ``sorted_keys[idx] >= x``, searched inside ``x``'s bucket."""
+    hb = x >> shift
+    if hb >= np.uint64(len(starts) - 1):  # compared as uint64: a needle >= 2**63 must not wrap negative
+        return len(sorted_keys)
+    b = np.int64(hb)
+    lo = starts[b]
+    hi = starts[b + 1]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_keys[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 @_njit(cache=True, nogil=True, parallel=True)
-def _contains_kernel(sorted_keys, starts, shift, needles, out):
-    n = len(sorted_keys)
-    nb = len(starts) - 1
+def _lookup_kernel(sorted_keys, starts, shift, needles, out):  # pragma: no cover - compiled
     for i in _prange(len(needles)):
-        x = needles[i]
-        hb = x >> shift
-        if hb >= np.uint64(nb):
-            out[i] = False
-            continue
-        b = np.int64(hb)
-        lo = starts[b]
-        hi = starts[b + 1]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if sorted_keys[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[i] = lo < n and sorted_keys[lo] == x
+        out[i] = _bucket_search(sorted_keys, starts, shift, needles[i])
+
+
+@_njit(cache=True, nogil=True, parallel=True)
+def _contains_kernel(sorted_keys, starts, shift, needles, out):  # pragma: no cover - compiled
+    n = len(sorted_keys)
+    for i in _prange(len(needles)):
+        lo = _bucket_search(sorted_keys, starts, shift, needles[i])
+        out[i] = lo < n and sorted_keys[lo] == needles[i]
 
 
 class SortedLookup:
