@@ -115,3 +115,14 @@ def test_sorted_lookup_contains_is_isin(keys, seed) -> None:
     for needles in (np.concatenate([near, high, picked]), near[:10]):
         got = SortedLookup(keys).contains(needles)
         assert got.dtype == bool and np.array_equal(got, np.isin(needles, keys))
+
+
+def test_sorted_lookup_with_keys_of_bit_63() -> None:
+    """Keys with the top bit set: the last bucket's end once wrapped to 0, so the last bucket
+    looked empty and its keys were not found (hypothesis: keys 2**63 and 2**63 + 1)."""
+    for keys in ([2**63, 2**63 + 1], [5, 2**63 + 7, 2**64 - 1], list(range(2**64 - 40, 2**64))):
+        keys = np.array(keys, dtype=np.uint64)
+        needles = np.concatenate([keys, keys + np.uint64(1), np.zeros(5_000, np.uint64)])
+        look = SortedLookup(keys)
+        assert np.array_equal(look(needles), np.searchsorted(keys, needles))
+        assert np.array_equal(look.contains(needles), np.isin(needles, keys))

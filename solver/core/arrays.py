@@ -113,8 +113,10 @@ class SortedLookup:
         bits = max(1, int(n).bit_length() - 4)  # about 16 keys per bucket (at most 2**bits buckets)
         self.shift = max(0, top.bit_length() - bits)
         nb = (top >> self.shift) + 1
-        bounds = np.arange(nb + 1, dtype=np.uint64) << np.uint64(self.shift)
-        self.starts = np.searchsorted(self.keys, bounds).astype(np.int64)
+        # the buckets' first keys; the end of the last bucket is every key (its bound, nb << shift,
+        # wraps to 0 in uint64 when the top key has bit 63 set: found by hypothesis)
+        bounds = np.arange(nb, dtype=np.uint64) << np.uint64(self.shift)
+        self.starts = np.append(np.searchsorted(self.keys, bounds), n).astype(np.int64)
 
     def contains(self, needles: np.ndarray) -> np.ndarray:
         """Which ``needles`` are among the keys (a bool mask, as :func:`isin_sorted`)."""
