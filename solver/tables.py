@@ -236,11 +236,18 @@ def clean_stale(folder: str | Path) -> list[Path]:
 DELTA_COLUMNS = ("key",)
 
 
+#: zstd's level: Override 4x4's 64 tier files (68,675,533 positions) take 0.618 bytes a position at
+#: Arrow's default (1), 0.602 at 3, 0.567 at 6 and 0.563 at 9, written in 3.4, 3.5, 4.9 and 6.8 s
+#: (2026-12-06, one run each): 6 saves 8% of the disk for 1.5 s over a 230 s solve
+ZSTD_LEVEL = 6
+
+
 def _writer_options(schema: pa.Schema) -> dict[str, Any]:
-    """zstd with page checksums; :data:`DELTA_COLUMNS` delta-encoded (no dictionary for them)."""
+    """zstd (:data:`ZSTD_LEVEL`) with page checksums; :data:`DELTA_COLUMNS` delta-encoded (no
+    dictionary for them)."""
     delta = {c: "DELTA_BINARY_PACKED" for c in DELTA_COLUMNS
              if c in schema.names and pa.types.is_integer(schema.field(c).type)}
-    opts: dict[str, Any] = {"compression": "zstd", "write_page_checksum": True}
+    opts: dict[str, Any] = {"compression": "zstd", "compression_level": ZSTD_LEVEL, "write_page_checksum": True}
     if delta:
         opts["use_dictionary"] = [c for c in schema.names if c not in delta]
         opts["column_encoding"] = delta
