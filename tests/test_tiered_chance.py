@@ -284,7 +284,7 @@ def test_report_of_a_tiered_dice_table_equals_the_whole_graph_report(tmp_path):
 
 def test_carrots_4x4_is_refused_at_once_by_what_was_measured(tmp_path, capsys, monkeypatch):
     """Carrots 4x4 goes tier by tier by default; its largest tier measured (50.7M positions) now
-    fits value iteration, but the variant (its largest tier some 7e10 positions by a formula
+    fits value iteration, but the variant (its largest tier some 4e10-7e10 positions by a formula
     checked on the tiers measured) is not expected to finish here: one line, before any work,
     saying what was measured and how to try anyway."""
     from tests.clirun import run
