@@ -15,7 +15,7 @@ import pytest
 from solver.core.game import NodeKind
 from solver.games import game_class
 from solver.players import MCTSPlayer
-from solver.players.base import sample_chance
+from solver.players.base import sample_chance, terminal_values
 
 #: (game, parameters): small presets, odd shapes and the full-size defaults
 CASES = [
@@ -121,6 +121,34 @@ def test_compiled_playouts_replay_under_the_rules(name, params):
         assert ended == starts
     elif not full_carrots:
         assert ended > starts // 2
+
+
+#: games whose kernels say who won (Playout.values) whenever a playout ends the game
+SAYS_WHO_WON = {"override", "blam", "petal"}
+
+
+@pytest.mark.parametrize("name, params", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_compiled_playouts_say_who_won_as_the_rules_do(name, params):
+    """``Playout.values`` (what MCTS takes instead of building the end position) is every
+    player's result under the rules' ``outcome`` of the end position, and ``None`` exactly when
+    the playout stopped at the cap before the end; caps from 0 to past the end."""
+    game = game_class(name).from_params(params)
+    rng = np.random.default_rng(11)
+    seen = {True: 0, False: 0}
+    for s, state in enumerate(_start_positions(game, rng, 12)):
+        for cap in (0, 1, 5, 400):
+            playout = game.random_playout(state, cap, seed=s)
+            if playout is None:
+                continue
+            values = playout.values  # read before the end position is built
+            over = game.node_kind(playout.state) == NodeKind.TERMINAL
+            if values is not None:
+                assert over and values == terminal_values(game, playout.state)
+            elif name in SAYS_WHO_WON:
+                assert not over
+            seen[over] += 1
+    if name in SAYS_WHO_WON:  # both kinds of end were met
+        assert seen[True] and seen[False]
 
 
 @pytest.mark.parametrize("name, params", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])

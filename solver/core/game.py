@@ -159,18 +159,38 @@ class Expansion:
     child_tier: np.ndarray | None = None
 
 
-@dataclass(frozen=True)
 class Playout:
     """What :meth:`Game.random_playout` returns: the position reached, the choices made, and,
     per choice, the index of the action taken in ``legal_actions`` and how many there were, and
     the chance outcomes drawn in order (so a test can replay the playout with the readable
-    rules)."""
+    rules).
 
-    state: Any
-    choices: int
-    taken: np.ndarray
-    counts: np.ndarray
-    outcomes: tuple = ()
+    ``values``: every player's result at the end (+1 win, 0 tie, -1 loss, as
+    :func:`solver.players.base.terminal_values` gives them), when the playout ended the game and
+    the kernel knows who won; ``None`` otherwise (stopped at the cap, or a game that does not
+    say). A player that only needs the result then never builds the end position: a kernel may
+    hand over a function that builds it (:meth:`lazy`), called the first time ``state`` is read.
+    ``tests/test_playouts.py`` checks ``values`` against the rules' outcome of ``state``.
+    """
+
+    __slots__ = ("_state", "_build", "choices", "taken", "counts", "outcomes", "values")
+
+    def __init__(self, state: Any, choices: int, taken: np.ndarray, counts: np.ndarray, outcomes: tuple = (),
+                 values: tuple[float, ...] | None = None) -> None:
+        self._state = state
+        self._build: Callable[[], Any] | None = None
+        self.choices = int(choices)
+        self.taken = taken
+        self.counts = counts
+        self.outcomes = outcomes
+        self.values = values
+
+    @property
+    def state(self) -> Any:
+        """The position the playout reached (built on first use when the kernel gave a builder)."""
+        if self._build is not None:
+            self._state, self._build = self._build(), None
+        return self._state
 
     @staticmethod
     def buffers(max_choices: int, seed: int) -> tuple[int, int, np.ndarray, np.ndarray]:
@@ -180,10 +200,22 @@ class Playout:
         return cap, int(seed) % 2**32, np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
 
     @classmethod
-    def of(cls, state: Any, choices: int, taken: np.ndarray, counts: np.ndarray, outcomes: tuple = ()) -> "Playout":
+    def of(cls, state: Any, choices: int, taken: np.ndarray, counts: np.ndarray, outcomes: tuple = (),
+           values: tuple[float, ...] | None = None) -> "Playout":
         """The playout that reached ``state`` after ``choices`` choices of the filled buffers."""
         choices = int(choices)
-        return cls(state, choices, taken[:choices], counts[:choices], outcomes)
+        return cls(state, choices, taken[:choices], counts[:choices], outcomes, values)
+
+    @classmethod
+    def lazy(cls, build: Callable[[], Any], choices: int, taken: np.ndarray, counts: np.ndarray,
+             outcomes: tuple = (), values: tuple[float, ...] | None = None) -> "Playout":
+        """As :meth:`of`, the end position made by ``build()`` only when ``state`` is read."""
+        out = cls.of(None, choices, taken, counts, outcomes, values)
+        out._build = build
+        return out
+
+    def __repr__(self) -> str:
+        return f"Playout(choices={self.choices}, values={self.values})"
 
 
 class _ClassProperty:

@@ -31,6 +31,17 @@ def _has_line(stack, height, lines, colour):
 
 
 @njit(cache=True, nogil=True)
+def winner_of(stack, height, lines, player):
+    """:meth:`Override.winner` of the position: the player who just acted (``1 - player``) if
+    they have a line, else ``player`` if they have one, else -1."""
+    if _has_line(stack, height, lines, 1 - player):
+        return 1 - player
+    if _has_line(stack, height, lines, player):
+        return player
+    return -1
+
+
+@njit(cache=True, nogil=True)
 def playout_kernel(stack, height, player, last_src, last_dst, max_moves, seed, per_size, centre, no_undo,
                    edges, lines, taken, counts):
     """Random actions (in the order of :meth:`Override.legal_actions`: places by piece A-S ..

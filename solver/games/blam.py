@@ -57,7 +57,7 @@ from __future__ import annotations
 import itertools
 from functools import cached_property
 from math import comb, prod
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 from numba import njit
@@ -292,17 +292,20 @@ class Blam(Game[BlamState]):
 
     def outcome(self, state: BlamState) -> Outcome:
         scores = self.scores(state)
+        return Outcome(self._results(scores, state.treasure), scores)
+
+    def _results(self, scores: Sequence[int], treasure: Sequence[Sequence[int]]) -> tuple[Result, ...]:
+        """Every player's result from the scores (and, with ``tiebreak=captures``, the pyramids
+        captured): the one top scorer wins, several tie, the rest lose."""
         if self.captures_tiebreak:
-            rank = [(s, sum(t)) for s, t in zip(scores, state.treasure)]
+            rank = [(s, sum(t)) for s, t in zip(scores, treasure)]
         else:
             rank = [(s, 0) for s in scores]
         top = max(rank)
         winners = [p for p, r in enumerate(rank) if r == top]
         if len(winners) == 1:
-            results = tuple(Result.WIN if p == winners[0] else Result.LOSS for p in range(len(rank)))
-        else:
-            results = tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
-        return Outcome(results, scores)
+            return tuple(Result.WIN if p == winners[0] else Result.LOSS for p in range(len(rank)))
+        return tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
 
     # --- compiled random play ----------------------------------------------------------
     def playout_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -327,9 +330,17 @@ class Blam(Game[BlamState]):
         treasure = np.array(state.treasure, dtype=np.int64)
         mover, moves = playout_kernel(board, stash, treasure, state.mover, cap, seed, self.chain,
                                       self.smaller_only, *self.playout_rays(), taken, counts)
-        end = BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),
-                        treasure=tuple(map(tuple, treasure.tolist())), mover=int(mover))
-        return Playout.of(end, moves, taken, counts)
+        values = None
+        if board.all() or not stash.any():  # the game ended (as node_kind says), not the cap
+            pots = treasure.tolist()
+            values = tuple(float(int(r)) for r in
+                           self._results([sum(c * pip for c, pip in zip(t, PIPS)) for t in pots], pots))
+
+        def end() -> BlamState:
+            return BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),
+                             treasure=tuple(map(tuple, treasure.tolist())), mover=int(mover))
+
+        return Playout.lazy(end, moves, taken, counts, values=values)
 
     # --- keys -------------------------------------------------------------------------
     def _setup_keys(self) -> None:

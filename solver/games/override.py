@@ -60,13 +60,15 @@ from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
-from solver.games._override_jit import (board_codes_kernel, expand_kernel, layers_kernel, playout_kernel,
+from solver.games._override_jit import (board_codes_kernel, expand_kernel, layers_kernel, playout_kernel, winner_of,
                                         tier_kernel)
 
 COLOURS = "AB"
 SIZES = "SML"
 NUM_SIZES = 3
 NUM_PIECES = 2 * NUM_SIZES
+#: zeros that pad a stack of 0-3 pyramids to the compiled kernel's three levels
+_PAD = ((0, 0, 0), (0, 0), (0,), ())
 #: the largest board side: columns are named by the letters a..z
 MAX_SIZE = 26
 
@@ -406,21 +408,24 @@ class Override(Game[OverrideState]):
         if self._playout_geometry is None:
             self._playout_geometry = (np.array(self.edges, dtype=np.int64).reshape(-1, 2),
                                       np.array(self.lines, dtype=np.int64).reshape(-1, self.line))
-        stack = np.zeros((n, 3), dtype=np.int64)
-        height = np.zeros(n, dtype=np.int64)
-        for x, st in enumerate(state.stacks):
-            height[x] = len(st)
-            stack[x, :len(st)] = st
+        stacks = state.stacks  # one array each, built from lists (faster than filling cell by cell)
+        stack = np.array([st + _PAD[len(st)] for st in stacks], dtype=np.int64).reshape(n, 3)
+        height = np.array([len(st) for st in stacks], dtype=np.int64)
         src, dst = state.last if state.last is not None else (-1, -1)
         cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         centre = -1 if self.centre is None else self.centre
         player, src, dst, moves = playout_kernel(stack, height, state.player, src, dst, cap, seed,
                                                  self.per_size, centre, self.no_undo, *self._playout_geometry,
                                                  taken, counts)
-        rows = stack.tolist()
-        stacks = tuple(tuple(rows[x][:h]) for x, h in enumerate(height.tolist()))
-        end = OverrideState(stacks, int(player), None if src < 0 else (int(src), int(dst)))
-        return Playout.of(end, moves, taken, counts)
+        winner = winner_of(stack, height, self._playout_geometry[1], player)
+        values = None if winner < 0 else (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+
+        def end() -> OverrideState:
+            rows = stack.tolist()
+            stacks = tuple(tuple(rows[x][:h]) for x, h in enumerate(height.tolist()))
+            return OverrideState(stacks, int(player), None if src < 0 else (int(src), int(dst)))
+
+        return Playout.lazy(end, moves, taken, counts, values=values)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: OverrideState) -> int:

@@ -493,11 +493,15 @@ class Petal(Game[PetalState]):
         board = np.array(state.board, dtype=np.int64)
         left, lead, winner, moves = playout_kernel(board, stacks, slen, state.left, state.lead, state.winner, cap,
                                                    seed, *self._playout_tables, taken, counts)
-        rows = stacks.tolist()
-        end = PetalState(tuple(board.tolist()),
-                         tuple(None if k < 0 else tuple(rows[p][:k]) for p, k in enumerate(slen.tolist())),
-                         int(left), int(lead), int(winner))
-        return Playout.of(end, moves, taken, counts)
+        values = None if winner < 0 else (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+
+        def end() -> PetalState:
+            rows = stacks.tolist()
+            return PetalState(tuple(board.tolist()),
+                              tuple(None if k < 0 else tuple(rows[p][:k]) for p, k in enumerate(slen.tolist())),
+                              int(left), int(lead), int(winner))
+
+        return Playout.lazy(end, moves, taken, counts, values=values)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: PetalState) -> int:

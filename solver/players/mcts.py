@@ -394,8 +394,10 @@ class MCTSPlayer(Player):
         moves = 0
         if self.playouts == "compiled":
             fast = game.random_playout(state, self.playout_moves, int(rng.integers(2**32)))
-            if fast is not None:  # the rules go on from where the kernel stopped (if anywhere)
-                state, moves = fast.state, fast.choices
+            if fast is not None:
+                if fast.values is not None:  # the kernel ended the game and says who won
+                    return fast.values
+                state, moves = fast.state, fast.choices  # the rules go on from where it stopped
         node_kind, legal, apply = game.node_kind, game.legal_actions, game.apply
         while True:
             kind = node_kind(state)
