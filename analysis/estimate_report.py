@@ -116,6 +116,10 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
         cal.reading = (f"On {calibration['label']} (solved exactly), {calibration['player']} kept the exact "
                        f"value with {_pct(s)} of its moves [{_pct(lo)}, {_pct(hi)}] over {calibration['games']} "
                        f"self-play games ({calibration['blunders']} blunders of {calibration['moves']} moves).")
+        if calibration.get("decisive"):  # files written before the decisive count have none
+            d, dlo, dhi = calibration["share_decisive"]
+            cal.reading += (f" Counting only the {calibration['decisive']} decisive moves (where some move would "
+                            f"lose value): {_pct(d)} [{_pct(dlo)}, {_pct(dhi)}].")
     doc.sections.append(cal)
     sec = Section("Words used", "")
     sec.terms([("estimated", "from a sample of self-play games, with a 95% interval; not exact."),

@@ -601,6 +601,30 @@ def test_calibrating_perfect_play_on_random_setups(greener_solution):
     assert bad.blunders > 0 and bad.kept < bad.moves
 
 
+def test_decisive_moves_are_those_where_a_blunder_was_possible(greener_solution, blam_solution):
+    """Decisive decisions (some legal move loses value): perfect play keeps all of them, the worst
+    player none; a decision that is not decisive is always kept (whatever the player), so random
+    play's non-decisive counts match; on Blam! 3x3 some decisions are not decisive (the last
+    placement often cannot change the result), so the strict share is below the share of all
+    moves for random play."""
+    game, sol = greener_solution
+    good = calibrate(game, Oracle(sol), sol, games=30, seed=3)
+    assert good.decisive > 0 and good.decisive_kept == good.decisive and good.share_decisive[0] == 1.0
+    bad = calibrate(game, Oracle(sol, worst=True), sol, games=20, seed=3)
+    assert bad.decisive > 0 and bad.decisive_kept == 0 and bad.decisive == bad.blunders
+    game, sol = blam_solution
+    rand = calibrate(game, make_player("random"), sol, games=40, seed=1)
+    assert 0 < rand.decisive < rand.moves
+    assert rand.kept - rand.decisive_kept == rand.moves - rand.decisive  # non-decisive: always kept
+    assert rand.decisive - rand.decisive_kept == rand.blunders
+    assert rand.share_decisive[0] < rand.share_kept[0]
+    lo, hi = rand.share_decisive[1:]
+    assert lo <= rand.share_decisive[0] <= hi
+    d = rand.to_dict()
+    assert (d["decisive"], d["decisive_kept"]) == (rand.decisive, rand.decisive_kept)
+    assert "decisive moves (some move would lose value) keeping it:" in rand.summary()
+
+
 def test_calibrating_with_dice_uses_expected_results(tmp_path):
     """Dice inside the game (DiceRace): the best moves keep the expected value, always staying
     put loses some."""
@@ -618,6 +642,9 @@ def test_calibrating_with_dice_uses_expected_results(tmp_path):
     assert good.exact["expected"] == pytest.approx(sol.root.expected)
     lazy = calibrate(game, Stay(), sol, games=3, seed=0, max_moves=20)
     assert lazy.blunders > 0 and lazy.mean_loss > 0 and lazy.first_player["unfinished"][0] == 1.0
+    # with expected results a decision is decisive when some move's expected result is lower
+    assert good.decisive > 0 and good.decisive_kept == good.decisive
+    assert lazy.decisive >= lazy.blunders > 0 and lazy.decisive_kept == lazy.decisive - lazy.blunders
 
 
 def test_calibration_refuses_another_variant(blam_solution):

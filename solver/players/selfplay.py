@@ -384,6 +384,11 @@ class Calibration:
     expected result); ``share_kept``: ``(share, low, high)`` with a 95% Wilson interval;
     ``by_ply``: per ply; ``blunder_kinds``: e.g. ``{"win->draw": 3}`` (deterministic tables);
     ``mean_loss``: the mean drop of the expected result per decision (tables of expected results).
+    ``decisive``/``decisive_kept``/``share_decisive``: the same count over the *decisive*
+    decisions only, those where some legal move would lose value (a blunder was possible).
+    ``share_kept`` counts every decision, so long games of forced or all-equal moves (a drawn
+    Override ending in 500 plies of shuffling) raise it whatever the player; the decisive share
+    is the stricter measure of strength and what the 95% gate reads.
     ``first_player``: self-play shares of the first player (``win``/``loss``/``tie``/
     ``unfinished``, each ``(share, low, high)``); ``exact``: the exact answer at the start for the
     first player (``value``/``remoteness``/``margin``, or ``expected``/``p_win``/``p_loss``);
@@ -405,6 +410,9 @@ class Calibration:
     first_player: dict[str, tuple[float, float, float]]
     exact: dict[str, Any]
     exact_win_share: float | None
+    decisive: int = 0
+    decisive_kept: int = 0
+    share_decisive: tuple[float, float, float] = (float("nan"), 0.0, 1.0)
     records: list[GameRecord] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -419,6 +427,9 @@ class Calibration:
         exact = ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in self.exact.items())
         lines = [f"{self.game}: {self.player} in self-play, {self.games} games, seed {self.seed}",
                  f"moves keeping the exact value: {self.kept}/{self.moves} = {s:.1%} [{lo:.1%}, {hi:.1%}]",
+                 f"decisive moves (some move would lose value) keeping it: {self.decisive_kept}/{self.decisive}"
+                 + (f" = {self.share_decisive[0]:.1%} [{self.share_decisive[1]:.1%}, {self.share_decisive[2]:.1%}]"
+                    if self.decisive else ""),
                  f"blunders: {self.blunders}"]
         if self.blunder_kinds:
             lines[-1] += " (" + ", ".join(f"{k} x{v}" for k, v in sorted(self.blunder_kinds.items())) + ")"
@@ -467,6 +478,7 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         raise VariantError(f"calibration needs a two-player table; {game.variant.label()} has "
                            f"{game.num_players} players: use --set players=2")
     stats: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+    decisive = [0, 0]  # decisions where some move loses value; of them, kept
     kinds: Counter[str] = Counter()
     losses: list[float] = []
 
@@ -481,12 +493,17 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
             loss = best - float(chosen.expected)
             losses.append(max(0.0, loss))
             keep = loss <= tolerance
+            matters = best - min(float(m.expected) for m in moves) > tolerance
         else:
             best_name = max((m.value for m in moves), key=lambda v: _RANK[v])
             keep = _RANK[chosen.value] == _RANK[best_name]
+            matters = min(_RANK[m.value] for m in moves) < _RANK[best_name]
             if not keep:
                 kinds[f"{best_name}->{chosen.value}"] += 1
         row[1 if keep else 2] += 1
+        if matters:
+            decisive[0] += 1
+            decisive[1] += keep
 
     children = np.random.SeedSequence(seed).spawn(games)
     records = [play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge) for ss in children]
@@ -503,5 +520,7 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         share_kept=(kept / moves if moves else float("nan"), *wilson(kept, moves)), blunders=blunders,
         by_ply=[PlyStat(p, *stats[p]) for p in sorted(stats)], blunder_kinds=dict(kinds),
         mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
-        exact=exact, exact_win_share=exact_win, records=records,
+        exact=exact, exact_win_share=exact_win, decisive=decisive[0], decisive_kept=decisive[1],
+        share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"), *wilson(decisive[1], decisive[0])),
+        records=records,
     )
