@@ -119,7 +119,8 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
         if calibration.get("decisive"):  # files written before the decisive count have none
             d, dlo, dhi = calibration["share_decisive"]
             cal.reading += (f" Counting only the {calibration['decisive']} decisive moves (where some move would "
-                            f"lose value): {_pct(d)} [{_pct(dlo)}, {_pct(dhi)}].")
+                            f"lose value): {_pct(d)} [{_pct(dlo)}, {_pct(dhi)}]; "
+                            f"{calibration['clean_games']} of its {calibration['games']} games had no blunder.")
     doc.sections.append(cal)
     sec = Section("Words used", "")
     sec.terms([("estimated", "from a sample of self-play games, with a 95% interval; not exact."),

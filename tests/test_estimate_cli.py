@@ -45,6 +45,7 @@ def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
     assert "kept the exact value" in md and f"{cal['moves']} moves" in md
     assert 0 < cal["decisive"] <= cal["moves"] and 0 <= cal["decisive_kept"] <= cal["decisive"]
     assert f"Counting only the {cal['decisive']} decisive moves" in md
+    assert f"{cal['clean_games']} of its {cal['games']} games had no blunder" in md
 
 
 @pytest.mark.parametrize("extra, words", [

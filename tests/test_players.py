@@ -612,12 +612,16 @@ def test_decisive_moves_are_those_where_a_blunder_was_possible(greener_solution,
     assert good.decisive > 0 and good.decisive_kept == good.decisive and good.share_decisive[0] == 1.0
     bad = calibrate(game, Oracle(sol, worst=True), sol, games=20, seed=3)
     assert bad.decisive > 0 and bad.decisive_kept == 0 and bad.decisive == bad.blunders
+    assert good.clean_games == good.games == 30 and bad.clean_games < bad.games
     game, sol = blam_solution
     rand = calibrate(game, make_player("random"), sol, games=40, seed=1)
     assert 0 < rand.decisive < rand.moves
     assert rand.kept - rand.decisive_kept == rand.moves - rand.decisive  # non-decisive: always kept
     assert rand.decisive - rand.decisive_kept == rand.blunders
     assert rand.share_decisive[0] < rand.share_kept[0]
+    # a game is clean when none of its moves lost value: at least the games without a blunder
+    # counted by ply (plies of one game are consecutive, so no more than games minus blunders)
+    assert rand.games - rand.blunders <= rand.clean_games < rand.games
     lo, hi = rand.share_decisive[1:]
     assert lo <= rand.share_decisive[0] <= hi
     d = rand.to_dict()

@@ -388,7 +388,8 @@ class Calibration:
     decisions only, those where some legal move would lose value (a blunder was possible).
     ``share_kept`` counts every decision, so long games of forced or all-equal moves (a drawn
     Override ending in 500 plies of shuffling) raise it whatever the player; the decisive share
-    is the stricter measure of strength and what the 95% gate reads.
+    is the stricter measure of strength. ``clean_games``: self-play games in which no move lost
+    value, a measure long games cannot raise.
     ``first_player``: self-play shares of the first player (``win``/``loss``/``tie``/
     ``unfinished``, each ``(share, low, high)``); ``exact``: the exact answer at the start for the
     first player (``value``/``remoteness``/``margin``, or ``expected``/``p_win``/``p_loss``);
@@ -413,6 +414,7 @@ class Calibration:
     decisive: int = 0
     decisive_kept: int = 0
     share_decisive: tuple[float, float, float] = (float("nan"), 0.0, 1.0)
+    clean_games: int = 0
     records: list[GameRecord] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -430,7 +432,7 @@ class Calibration:
                  f"decisive moves (some move would lose value) keeping it: {self.decisive_kept}/{self.decisive}"
                  + (f" = {self.share_decisive[0]:.1%} [{self.share_decisive[1]:.1%}, {self.share_decisive[2]:.1%}]"
                     if self.decisive else ""),
-                 f"blunders: {self.blunders}"]
+                 f"blunders: {self.blunders}; games without one: {self.clean_games}/{self.games}"]
         if self.blunder_kinds:
             lines[-1] += " (" + ", ".join(f"{k} x{v}" for k, v in sorted(self.blunder_kinds.items())) + ")"
         if self.mean_loss is not None:
@@ -479,6 +481,8 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
                            f"{game.num_players} players: use --set players=2")
     stats: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     decisive = [0, 0]  # decisions where some move loses value; of them, kept
+    dirty: set[int] = set()  # games with a blunder
+    current = [0]
     kinds: Counter[str] = Counter()
     losses: list[float] = []
 
@@ -504,9 +508,14 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         if matters:
             decisive[0] += 1
             decisive[1] += keep
+        if not keep:
+            dirty.add(current[0])
 
     children = np.random.SeedSequence(seed).spawn(games)
-    records = [play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge) for ss in children]
+    records = []
+    for i, ss in enumerate(children):
+        current[0] = i
+        records.append(play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge))
     moves = sum(r[0] for r in stats.values())
     kept = sum(r[1] for r in stats.values())
     blunders = sum(r[2] for r in stats.values())
@@ -522,5 +531,5 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
         exact=exact, exact_win_share=exact_win, decisive=decisive[0], decisive_kept=decisive[1],
         share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"), *wilson(decisive[1], decisive[0])),
-        records=records,
+        clean_games=games - len(dirty), records=records,
     )
