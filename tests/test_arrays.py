@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.core.arrays import (SortedLookup, group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts,
+from solver.core.arrays import (MinRuns, SortedLookup, group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts,
                                 unique_in_place, unique_of_sorted)
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
@@ -126,3 +126,30 @@ def test_sorted_lookup_with_keys_of_bit_63() -> None:
         look = SortedLookup(keys)
         assert np.array_equal(look(needles), np.searchsorted(keys, needles))
         assert np.array_equal(look.contains(needles), np.isin(needles, keys))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.one_of(st.integers(0, 40), _u64), st.integers(0, 65535)), max_size=60),
+                max_size=9))
+def test_min_runs_is_a_sort_by_key_then_ply(runs) -> None:
+    """The tiered discovery's pending parts (each sorted, distinct, a ply a key; the same key in
+    several parts with other plies) merged as they are read: every key once, sorted, with its
+    smallest ply, as a lexsort of the concatenation gives; in any order of adding the runs."""
+    parts = []
+    for pairs in runs:
+        best: dict[int, int] = {}
+        for k, p in pairs:
+            best[k] = min(p, best.get(k, p))
+        keys = np.array(sorted(best), dtype=np.uint64)
+        parts.append((keys, np.array([best[int(k)] for k in keys.tolist()], dtype=np.uint16)))
+    want: dict[int, int] = {}
+    for keys, plies in parts:
+        for k, p in zip(keys.tolist(), plies.tolist()):
+            want[k] = min(p, want.get(k, p))
+    for order in (parts, parts[::-1]):
+        merged = MinRuns()
+        for keys, plies in order:
+            merged.add(keys, plies)
+        k, p = merged.result()
+        assert k.dtype == np.uint64 and p.dtype == np.uint16
+        assert k.tolist() == sorted(want) and p.tolist() == [want[x] for x in sorted(want)]

@@ -170,6 +170,68 @@ def _merge_unique(a, b):  # pragma: no cover - compiled
 
 
 @_njit(cache=True, nogil=True)
+def _merge_min(ka, pa, kb, pb):  # pragma: no cover - compiled
+    """Two runs of distinct sorted keys with a ply each merged: distinct sorted keys, each
+    with the smaller of its plies (the first ``k`` entries of the arrays returned)."""
+    n = len(ka) + len(kb)
+    keys = np.empty(n, dtype=ka.dtype)
+    plies = np.empty(n, dtype=pa.dtype)
+    i = j = k = 0
+    while i < len(ka) or j < len(kb):
+        if j >= len(kb) or (i < len(ka) and ka[i] < kb[j]):
+            keys[k] = ka[i]
+            plies[k] = pa[i]
+            i += 1
+        elif i >= len(ka) or kb[j] < ka[i]:
+            keys[k] = kb[j]
+            plies[k] = pb[j]
+            j += 1
+        else:
+            keys[k] = ka[i]
+            plies[k] = pa[i] if pa[i] <= pb[j] else pb[j]
+            i += 1
+            j += 1
+        k += 1
+    return keys, plies, k
+
+
+class MinRuns:
+    """Sorted runs of distinct keys, each key with a ply, merged as they are added into distinct
+    sorted keys each with its smallest ply (what a concatenation and a sort by (key, ply) give),
+    holding about the data once and the merge in hand: a run is merged with the one before it
+    while that one is at most twice its size (as a binary counter), so every key is copied
+    O(log runs) times and no sort order of all of them (8 bytes a key) is ever made."""
+
+    def __init__(self) -> None:
+        self._runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, keys: np.ndarray, plies: np.ndarray) -> None:
+        """Add a run: ``keys`` sorted and distinct (``uint64``), ``plies`` beside them."""
+        if not len(keys):
+            return
+        self._runs.append((np.ascontiguousarray(keys, np.uint64), np.ascontiguousarray(plies, np.uint16)))
+        while len(self._runs) >= 2 and len(self._runs[-2][0]) <= 2 * len(self._runs[-1][0]):
+            self._merge_last()
+
+    def _merge_last(self) -> None:
+        kb, pb = self._runs.pop()
+        ka, pa = self._runs.pop()
+        keys, plies, k = _merge_min(ka, pa, kb, pb)
+        del ka, pa, kb, pb  # let go before a copy is made
+        if 2 * k < len(keys):  # many keys in both: do not pin the larger buffer
+            keys, plies = keys[:k].copy(), plies[:k].copy()
+        self._runs.append((keys[:k], plies[:k]))
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """The merged keys and plies (the runs are let go)."""
+        while len(self._runs) >= 2:
+            self._merge_last()
+        if not self._runs:
+            return np.empty(0, np.uint64), np.empty(0, np.uint16)
+        return self._runs.pop()
+
+
+@_njit(cache=True, nogil=True)
 def _compact_sorted(a):  # pragma: no cover - compiled
     k = 0
     for i in range(len(a)):

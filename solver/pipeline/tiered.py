@@ -67,7 +67,7 @@ import numpy as np
 import polars as pl
 
 import solver
-from solver.core.arrays import SortedLookup, isin_sorted, lookup_sorted, unique, unique_of_sorted
+from solver.core.arrays import MinRuns, SortedLookup, isin_sorted, lookup_sorted, unique, unique_of_sorted
 from solver.core.game import Expansion, Game, NodeKind
 from solver.core.progress import Task, session
 from solver.core.values import DRAW, LOSE as _LOSE, NO_REMOTENESS, TIE as _TIE, VALUE_NAMES, WIN as _WIN
@@ -369,17 +369,19 @@ def _dedupe_min(keys: np.ndarray, plies: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``tier`` its parents found: distinct sorted keys, each with its smallest
+    ply. Every spilled part is sorted and distinct (:func:`_spill`), so the parts are merged as
+    they are read (:class:`MinRuns`): no concatenation of them all and no sort order beside it
+    (that peaked at about 30 bytes a pending entry in Override 4x4's largest tier)."""
     d = _pending_dir(run, tier)
+    runs = MinRuns()
     if run.slices > 1:
-        got = [_grouped_slice(f, run.slices, tier % run.slices) for f in sorted(d.glob("*-grouped.npy"))]
-        keys, plies = [k for k, _ in got], [p for _, p in got]
+        for f in sorted(d.glob("*-grouped.npy")):
+            runs.add(*_grouped_slice(f, run.slices, tier % run.slices))
     else:
-        parts = sorted(d.glob("*-keys.npy"))
-        keys = [np.load(f) for f in parts]
-        plies = [np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")) for f in parts]
-    if not keys:
-        return np.empty(0, np.uint64), np.empty(0, np.uint16)
-    return _dedupe_min(np.concatenate(keys), np.concatenate(plies))
+        for f in sorted(d.glob("*-keys.npy")):
+            runs.add(np.load(f), np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")))
+    return runs.result()
 
 
 def _next_pending(run: Run, done: set[int]) -> int | None:
@@ -1008,6 +1010,10 @@ def lists_memory(positions: int, children: int, scored: bool) -> int:
                per * positions)
 
 
+#: no level an outside child starts (a tier no move leaves)
+_NO_EVENTS = np.empty(0, np.int64)
+
+
 def _keep_more_children(n: int, tiers: int, held: int, more: int) -> bool:
     """Whether the passes of a tier of ``n`` positions (``tiers`` tiers solved at once), holding
     ``held`` bytes of kept children, may keep ``more`` (see :data:`PASSES_CHILDREN_MEMORY_SHARE`)."""
@@ -1175,8 +1181,9 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             r += 1
 
     inner = ~terminal
+    outside = bool(info.children)  # else the outside arrays are constants: no event (and no masks of n bytes)
     events = np.concatenate([ext_win_min[inner & (ext_win_min != no_rem)].astype(np.int64) + 1,
-                             ext_lose_max[inner & (ext_lose_cnt > 0)].astype(np.int64) + 1])
+                             ext_lose_max[inner & (ext_lose_cnt > 0)].astype(np.int64) + 1]) if outside else _NO_EVENTS
     passes = levels(int((value != _UNDECIDED).sum()), events,
                     lambda rows, off, ch, r: _jit.level_win_lose(
                         rows, off, ch, r, value, remoteness, to_move, ext_win_min, ext_lose_cnt,
@@ -1185,8 +1192,9 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     tie_end = terminal & (value == _UNDECIDED)  # a terminal that is not won or lost is a tie
     value[tie_end] = _TIE
     remoteness[tie_end] = 0
-    events = ext_tie_min[inner & (value == _UNDECIDED) & (ext_tie_min != no_rem)].astype(np.int64) + 1
-    passes += levels(int(tie_end.sum()), events,
+    events = (ext_tie_min[inner & (value == _UNDECIDED) & (ext_tie_min != no_rem)].astype(np.int64) + 1
+              if outside else _NO_EVENTS)
+    passes += levels(int(np.count_nonzero(tie_end)), events,
                      lambda rows, off, ch, r: _jit.level_tie(rows, off, ch, r, value, remoteness,
                                                              ext_tie_min, no_rem))
     del ext_tie_min, events, tie_end
@@ -1576,6 +1584,7 @@ def solve_tiered(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     run.low_memory = low_memory
     run.progress = progress
     run.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="expand") if workers > 1 else None
+    memory.fix_mmap_threshold(memory.TIER_MMAP_THRESHOLD)  # freed arrays above it go back to the system
     try:
         with session(progress, every=LOG_EVERY):  # one clock for both phases
             infos = discover(run, max_positions=max_positions, progress=bar)
