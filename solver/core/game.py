@@ -89,6 +89,11 @@ class Outcome:
     #: the expected payoff (``pyramids check`` refuses NaN, infinite or non-zero-sum payoffs)
     payoffs: tuple[float, ...] | None = None
 
+    @property
+    def values(self) -> tuple[float, ...]:
+        """Every player's result as a number: +1 win, 0 tie, -1 loss."""
+        return tuple(float(int(r)) for r in self.results)
+
     def margin(self, player: int) -> int | None:
         if self.scores is None:
             return None

@@ -78,6 +78,11 @@ PIPS = (1, 2, 3)
 _DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
 
 
+def _pips(treasure: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    """Pips in every player's treasure (counts of S, M, L captured)."""
+    return tuple(sum(c * pip for c, pip in zip(t, PIPS)) for t in treasure)
+
+
 class BlamState(NamedTuple):
     """A Blam! position.
 
@@ -288,15 +293,15 @@ class Blam(Game[BlamState]):
 
     def scores(self, state: BlamState) -> tuple[int, ...]:
         """Pips in every player's treasure."""
-        return tuple(sum(c * pip for c, pip in zip(t, PIPS)) for t in state.treasure)
+        return _pips(state.treasure)
 
     def outcome(self, state: BlamState) -> Outcome:
-        scores = self.scores(state)
-        return Outcome(self._results(scores, state.treasure), scores)
+        return self._outcome(state.treasure)
 
-    def _results(self, scores: Sequence[int], treasure: Sequence[Sequence[int]]) -> tuple[Result, ...]:
-        """Every player's result from the scores (and, with ``tiebreak=captures``, the pyramids
-        captured): the one top scorer wins, several tie, the rest lose."""
+    def _outcome(self, treasure: Sequence[Sequence[int]]) -> Outcome:
+        """The end by the treasures: the one top scorer wins, several tie, the rest lose (with
+        ``tiebreak=captures``, more pyramids captured breaks a tie of scores)."""
+        scores = _pips(treasure)
         if self.captures_tiebreak:
             rank = [(s, sum(t)) for s, t in zip(scores, treasure)]
         else:
@@ -304,8 +309,10 @@ class Blam(Game[BlamState]):
         top = max(rank)
         winners = [p for p, r in enumerate(rank) if r == top]
         if len(winners) == 1:
-            return tuple(Result.WIN if p == winners[0] else Result.LOSS for p in range(len(rank)))
-        return tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
+            results = tuple(Result.WIN if p == winners[0] else Result.LOSS for p in range(len(rank)))
+        else:
+            results = tuple(Result.TIE if p in winners else Result.LOSS for p in range(len(rank)))
+        return Outcome(results, scores)
 
     # --- compiled random play ----------------------------------------------------------
     def playout_rays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -332,9 +339,7 @@ class Blam(Game[BlamState]):
                                       self.smaller_only, *self.playout_rays(), taken, counts)
         values = None
         if board.all() or not stash.any():  # the game ended (as node_kind says), not the cap
-            pots = treasure.tolist()
-            values = tuple(float(int(r)) for r in
-                           self._results([sum(c * pip for c, pip in zip(t, PIPS)) for t in pots], pots))
+            values = self._outcome(treasure.tolist()).values
 
         def end() -> BlamState:
             return BlamState(board=tuple(board.tolist()), stash=tuple(map(tuple, stash.tolist())),

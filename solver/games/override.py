@@ -418,7 +418,7 @@ class Override(Game[OverrideState]):
                                                  self.per_size, centre, self.no_undo, *self._playout_geometry,
                                                  taken, counts)
         winner = winner_of(stack, height, self._playout_geometry[1], player)
-        values = None if winner < 0 else (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+        values = None if winner < 0 else Outcome.win_for(int(winner)).values
 
         def end() -> OverrideState:
             rows = stack.tolist()

@@ -493,7 +493,7 @@ class Petal(Game[PetalState]):
         board = np.array(state.board, dtype=np.int64)
         left, lead, winner, moves = playout_kernel(board, stacks, slen, state.left, state.lead, state.winner, cap,
                                                    seed, *self._playout_tables, taken, counts)
-        values = None if winner < 0 else (1.0, -1.0) if winner == 0 else (-1.0, 1.0)
+        values = None if winner < 0 else Outcome.win_for(int(winner)).values
 
         def end() -> PetalState:
             rows = stacks.tolist()

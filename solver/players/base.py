@@ -21,7 +21,7 @@ from typing import Any, Callable, ClassVar, Hashable, Sequence
 
 import numpy as np
 
-from solver.core.game import Game, NodeKind, Result
+from solver.core.game import Game, NodeKind
 from solver.errors import PyramidsError, VariantError
 
 Action = Hashable
@@ -109,14 +109,9 @@ def sample_chance(game: Game, state: Any, rng: np.random.Generator) -> Action:
     return outs[min(i, len(outs) - 1)][0]
 
 
-def result_value(result: Result) -> float:
-    """+1 for a win, -1 for a loss, 0 for a tie."""
-    return float(int(result))
-
-
 def terminal_values(game: Game, state: Any) -> tuple[float, ...]:
     """Every player's result at a terminal ``state`` (+1 win, 0 tie, -1 loss)."""
-    return tuple(result_value(r) for r in game.outcome(state).results)
+    return game.outcome(state).values
 
 
 def pick(rng: np.random.Generator, items: Sequence[Any]) -> Any:

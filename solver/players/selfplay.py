@@ -481,8 +481,7 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
                            f"{game.num_players} players: use --set players=2")
     stats: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     decisive = [0, 0]  # decisions where some move loses value; of them, kept
-    dirty: set[int] = set()  # games with a blunder
-    current = [0]
+    lost = [0]  # blunders so far (a game is clean when it adds none)
     kinds: Counter[str] = Counter()
     losses: list[float] = []
 
@@ -508,14 +507,14 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         if matters:
             decisive[0] += 1
             decisive[1] += keep
-        if not keep:
-            dirty.add(current[0])
+        lost[0] += not keep
 
     children = np.random.SeedSequence(seed).spawn(games)
-    records = []
-    for i, ss in enumerate(children):
-        current[0] = i
+    records, clean = [], 0
+    for ss in children:
+        before = lost[0]
         records.append(play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge))
+        clean += lost[0] == before
     moves = sum(r[0] for r in stats.values())
     kept = sum(r[1] for r in stats.values())
     blunders = sum(r[2] for r in stats.values())
@@ -531,5 +530,5 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
         exact=exact, exact_win_share=exact_win, decisive=decisive[0], decisive_kept=decisive[1],
         share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"), *wilson(decisive[1], decisive[0])),
-        clean_games=games - len(dirty), records=records,
+        clean_games=clean, records=records,
     )
