@@ -102,3 +102,22 @@ def test_tune_estimate_compares_variants_by_self_play(capsys, tmp_path):
         share = json.loads(o)["shares"]["win"][0]
         line = next(ln for ln in out.splitlines() if ln.startswith(tb))
         assert f"{100 * share:.1f}%" in line
+
+
+def test_the_full_game_is_named_so_not_a_custom_variant(capsys, tmp_path):
+    """Issue 37: a report of the default variant (the shipped full-size estimates) is titled
+    "(full game)"; changing any parameter makes it a custom variant, a preset keeps its name."""
+    from solver.api import make_game
+    from solver.games import game_class
+
+    for name in ("override", "greener", "blam", "petal", "carrots"):
+        cls = game_class(name)
+        assert cls.from_params({}).display_name().endswith("(full game)"), name
+        first = next(iter(cls.presets))
+        assert cls.from_params(cls.presets[first]).display_name().endswith(f"(preset {first})"), name
+    assert make_game("blam", rows=7).display_name() == "Blam! (custom variant)"
+    code, out, err = run(capsys, "estimate", "blam", "--player", "random", "--games", "2",
+                         "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    md = open(json.loads(out)["report"]).read()
+    assert md.startswith("# Balance estimate (ESTIMATED, self-play): Blam! (full game)\n")

@@ -381,10 +381,20 @@ class Game(ABC, Generic[State]):
 
     def display_name(self) -> str:
         """How pages and reports name this variant: the short title and the preset it is
-        (``"Blam! (preset 3x3)"``), or ``"Blam! (custom variant)"``; the full parameters
-        (:meth:`Variant.label`) go beside it."""
+        (``"Blam! (preset 3x3)"``), ``"Blam! (full game)"`` for the default variant (the game as
+        published: every parameter at its default), or ``"Blam! (custom variant)"``; the full
+        parameters (:meth:`Variant.label`) go beside it."""
         preset = self.preset_name()
-        return f"{self.short_title} ({'preset ' + preset if preset else 'custom variant'})"
+        if preset:
+            return f"{self.short_title} (preset {preset})"
+        return f"{self.short_title} ({'full game' if self.is_default() else 'custom variant'})"
+
+    def is_default(self) -> bool:
+        """Whether this is the game's default variant (every parameter at its default)."""
+        try:
+            return make_variant(self.name, self.params, {}) == self.variant
+        except Exception:  # a plug-in whose defaults do not validate has no default variant
+            return False
 
     def preset_name(self) -> str | None:
         """The name of the preset this variant is, if any."""
