@@ -717,3 +717,28 @@ def test_carrots_evaluation_counts_nearness_to_the_corner_group_on_the_side_only
     assert value((a1, red), (h1, yellow)) == pytest.approx(1 / 10)
     assert value((a1, red), (g8, yellow)) == pytest.approx(1 / 10)
     assert value((d1, yellow)) == pytest.approx(0.25 / 3 / 10)  # no group yet: distance to a1
+
+
+def test_mcts_searches_one_move_of_each_symmetric_class_at_a_symmetric_position(blam_solution):
+    """At the start (every symmetry of the board maps it onto itself) MCTS keeps one move of each
+    class of moves whose positions are images of each other; the moves it leaves out have the
+    same exact value as the one kept (read from the table, not from the symmetry code). At a
+    position no symmetry fixes, and with ``symmetry=off``, every legal move is searched."""
+    game, sol = blam_solution
+    start = game.initial_state()
+    legal = game.legal_actions(start)
+    rng = np.random.default_rng(0)
+    kept = make_player("mcts", budget=20).run(game, start, rng).actions
+    assert len(kept) < len(legal)
+    assert make_player("mcts", budget=20, symmetry="off").run(game, start, rng).actions == legal
+    kept_children = {a: set(game.symmetries(game.apply(start, a))) for a in kept}
+    for a in legal:
+        child = game.apply(start, a)
+        reps = [b for b in kept if child in kept_children[b]]
+        assert len(reps) == 1, game.action_name(start, a)
+        exact, rep = sol.lookup(child), sol.lookup(game.apply(start, reps[0]))
+        assert (exact.value, exact.remoteness, exact.margin) == (rep.value, rep.remoteness, rep.margin)
+    after_two = (game.apply(game.apply(start, a), b) for a in legal for b in game.legal_actions(game.apply(start, a)))
+    plain = next(s for s in after_two if not any(im == s for im in game.symmetries(s)[1:]))
+    assert make_player("mcts", budget=20).run(game, plain, rng).actions == game.legal_actions(plain)
+    assert make_player("mcts", symmetry="off").describe().endswith("symmetry=off)")

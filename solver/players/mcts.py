@@ -116,6 +116,35 @@ class _Node:
             self.children = {}
 
 
+def _merge_symmetric(game: Game, node: _Node, rng: np.random.Generator) -> None:
+    """At a position that some symmetry of the game maps onto itself (the start of most games),
+    keep one action of each class of moves whose positions are images of each other under those
+    symmetries (they have the same value), so the search's playouts are shared among the classes
+    instead of spread over every symmetric copy. Positions without such a symmetry cost one call
+    of :meth:`Game.symmetries`."""
+    images = game.symmetries(node.state)
+    fixed = [g for g in range(1, len(images)) if images[g] == node.state]
+    if not fixed:
+        return
+    seen: set[Any] = set()
+    keep = []
+    for i, a in enumerate(node.actions):
+        child = game.apply(node.state, a)
+        if child in seen:
+            continue
+        keep.append(i)
+        seen.add(child)
+        child_images = game.symmetries(child)
+        seen.update(child_images[g] for g in fixed)
+    if len(keep) < len(node.actions):
+        node.actions = [node.actions[i] for i in keep]
+        k = len(keep)
+        node.children = [None] * k
+        node.n = [0] * k
+        node.w = [0.0] * k
+        node.untried = [int(i) for i in rng.permutation(k)] if k > 1 else [0]
+
+
 def _rm_pick(reg: list[float], avg: list[float], gamma: float, rng: np.random.Generator) -> tuple[int, float]:
     """Regret matching: the strategy of positive regrets (uniform while none is positive) is
     added to ``avg``; an action is drawn from it mixed with ``gamma`` uniform exploration.
@@ -211,6 +240,7 @@ class MCTSPlayer(Player):
     gamma: float = 0.1
     playouts: str = "compiled"
     solver: bool = True
+    symmetry: bool = True
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -233,6 +263,7 @@ class MCTSPlayer(Player):
                                f"has one) or 'rules' (the readable rules), not {self.playouts!r} (e.g. playouts=rules)")
         self.playouts = way
         self.solver = _switch("solver", self.solver, "prove wins and losses in the tree, MCTS-Solver")
+        self.symmetry = _switch("symmetry", self.symmetry, "search one move of each class of symmetric moves at the root")
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
@@ -242,6 +273,8 @@ class MCTSPlayer(Player):
             out["playouts"] = self.playouts
         if not self.solver:
             out["solver"] = "off"
+        if not self.symmetry:
+            out["symmetry"] = "off"
         return out
 
     # --- the interface --------------------------------------------------------------------
@@ -291,6 +324,8 @@ class MCTSPlayer(Player):
         """Build the tree of ``budget`` iterations from ``state``; returns its root."""
         root = _Node(game, state, rng)
         root.expand(game, rng)
+        if self.symmetry and root.kind == _DECISION and len(root.actions) > 1:
+            _merge_symmetric(game, root, rng)
         if root.kind == _DECISION and len(root.actions) == 1:
             return root
         evaluate = self._evaluate or evaluation_for(game)
