@@ -10,7 +10,8 @@ move cap, would take hours a game. Run ``make bench`` (which
 runs this after the solver benchmark) or ``python -m solver.bench_players --help``.
 
 The variants are the games' defaults (the full-size games of the rules); the players are
-``random``, ``greedy``, ``alphabeta`` (depth 2) and ``mcts`` (100 playouts per move): the
+``random``, ``greedy``, ``alphabeta`` (depth 2) and ``mcts`` (100 playouts per move; also on its
+Python tree, ``mcts-python``, and with 1,000 playouts, ``mcts-1000``, named only): the
 settings a full-size estimate uses (see the README, "Full-size games").
 """
 
@@ -25,13 +26,18 @@ import numpy as np
 
 #: the games, at their default (full-size) variants
 GAMES = ["override", "greener", "blam", "carrots", "petal"]
-#: player name -> (label, options)
+#: case -> (label, player, options); "mcts-python" is MCTS on its Python tree, the search the
+#: compiled tree (where a game has one, :mod:`solver.core.uct_jit`) replaces: before and after
 PLAYERS = {
-    "random": ("random", {}),
-    "greedy": ("greedy", {}),
-    "alphabeta": ("alphabeta depth 2", {"depth": 2}),
-    "mcts": ("mcts budget 100", {"budget": 100}),
+    "random": ("random", "random", {}),
+    "greedy": ("greedy", "greedy", {}),
+    "alphabeta": ("alphabeta depth 2", "alphabeta", {"depth": 2}),
+    "mcts": ("mcts budget 100", "mcts", {"budget": 100}),
+    "mcts-python": ("mcts 100 python tree", "mcts", {"budget": 100, "tree": "python"}),
+    "mcts-1000": ("mcts budget 1000", "mcts", {"budget": 1000}),
 }
+#: the cases run when none is named
+DEFAULT_PLAYERS = ["random", "greedy", "alphabeta", "mcts", "mcts-python"]
 
 
 class _TimeUp(Exception):
@@ -46,8 +52,8 @@ def run_case(game_name: str, player: str, *, games: int, seconds: float, max_mov
     from solver.players.selfplay import play_game
 
     game = make_game(game_name)
-    label, options = PLAYERS[player]
-    p = make_player(player, **options)
+    label, name, options = PLAYERS[player]
+    p = make_player(name, **options)
     times: list[float] = []  # finished games' seconds
     plies = capped = timed_out = 0
     spent = 0.0
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", action="append", default=[], choices=GAMES,
                         help="a game to measure (repeatable; default: all five)")
     parser.add_argument("--player", action="append", default=[], choices=list(PLAYERS),
-                        help="a player to measure (repeatable; default: all four)")
+                        help="a player to measure (repeatable; default: all but mcts-1000)")
     parser.add_argument("--games", type=int, default=20, help="games per case at most (default 20)")
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="seconds per case at most, after its first game (default 20)")
@@ -106,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'game':<9} {'player':<18} {'games':>5} {'timed out':>9} {'s/game (median)':>15} {'games/s/core':>12} "
           f"{'choices/s':>9} {'choices':>7} {'capped':>6}")
     for g in args.game or GAMES:
-        for name in args.player or list(PLAYERS):
+        for name in args.player or DEFAULT_PLAYERS:
             try:
                 r = run_case(g, name, games=args.games, seconds=args.seconds, max_moves=args.max_moves,
                              seed=args.seed, game_seconds=args.game_seconds)

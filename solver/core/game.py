@@ -680,6 +680,13 @@ class Game(ABC, Generic[State]):
         """
         return None
 
+    def compiled_rules(self) -> Any:
+        """Optional: the compiled parts of the rules that the MCTS player's compiled search tree
+        runs on (:class:`solver.core.uct_jit.CompiledRules`), for two-player games of
+        decisions only, or ``None`` (the default: the search runs through the readable rules).
+        A game that gives them must be proven equal to its rules (``tests/test_compiled_tree.py``)."""
+        return None
+
     # --- conveniences -----------------------------------------------------------------
     def is_terminal(self, state: State) -> bool:
         return self.node_kind(state) == NodeKind.TERMINAL

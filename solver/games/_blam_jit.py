@@ -81,6 +81,14 @@ def playout_kernel(board, stash, treasure, mover, max_moves, seed, chain, smalle
     stash is empty, or ``max_moves`` choices. Changes the arrays in place; returns
     ``(mover, choices)``."""
     np.random.seed(seed)
+    return random_play(board, stash, treasure, mover, max_moves, chain, smaller_only, cell_off, ray_off,
+                       ray_cells, taken, counts)
+
+
+@njit(cache=True, nogil=True)
+def random_play(board, stash, treasure, mover, max_moves, chain, smaller_only, cell_off, ray_off, ray_cells,
+                taken, counts):
+    """:func:`playout_kernel` on numba's generator as it stands (not seeded here)."""
     n = len(board)
     players = stash.shape[0]
     empty = np.empty(n, dtype=np.int64)
@@ -308,3 +316,97 @@ def expand_kernel(keys, radices, head, P, k, n, class_offsets, level_of, stash_o
                 best_other = max(best_other, pips[p])
         margin[i] = pips[mover] - best_other
     return kind, to_move, offsets, children, result, margin
+
+
+# --- the compiled search tree's parts (solver/core/uct_jit.py) ------------------------------
+# The position is one flat array: the board (n), the stashes (P x 3), the treasures (P x 3), the
+# mover; ``prm`` = (cell_off, ray_off, ray_cells, chain, smaller_only, captures_tiebreak, per_size).
+
+@njit(cache=True, nogil=True, inline="always")
+def _parts(st):
+    n = len(st) - 13  # two players: 6 stash and 6 treasure counts and the mover after the board
+    return n, st[:n], st[n:n + 6].reshape((2, 3)), st[n + 6:n + 12].reshape((2, 3))
+
+
+@njit(cache=True, nogil=True)
+def tree_moves(st, prm, out):
+    """:meth:`Blam.legal_actions` (``size * n + cell``; ``-1`` the pass) into ``out``."""
+    n, board, stash, _ = _parts(st)
+    if tree_ended(st, prm):
+        return 0
+    p = st[-1]
+    k = 0
+    for s in range(3):
+        if stash[p, s] > 0:
+            for c in range(n):
+                if board[c] == 0:
+                    out[k] = s * n + c
+                    k += 1
+    if k == 0:
+        out[0] = -1
+        k = 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def tree_play(st, prm, code):
+    """:meth:`Blam.apply`, in place."""
+    n, board, stash, treasure = _parts(st)
+    p = st[-1]
+    if code >= 0:
+        place(board, stash, treasure, p, code // n, code % n, prm[3], prm[4], prm[0], prm[1], prm[2])
+    st[-1] = 1 - p
+
+
+@njit(cache=True, nogil=True)
+def tree_mover(st, prm):
+    return st[-1]
+
+
+@njit(cache=True, nogil=True)
+def tree_ended(st, prm):
+    """:meth:`Blam.node_kind` is terminal: the board full or every stash empty."""
+    n, board, stash, _ = _parts(st)
+    full = True
+    for c in range(n):
+        if board[c] == 0:
+            full = False
+            break
+    if full:
+        return True
+    for q in range(2):
+        for s in range(3):
+            if stash[q, s] > 0:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pips(treasure, q):
+    return treasure[q, 0] + 2 * treasure[q, 1] + 3 * treasure[q, 2]
+
+
+@njit(cache=True, nogil=True)
+def tree_final(st, prm):
+    """Player 0's result at the end (:meth:`Blam.outcome`, two players)."""
+    _, _, _, treasure = _parts(st)
+    a = _pips(treasure, 0)
+    b = _pips(treasure, 1)
+    if prm[5]:  # tiebreak=captures
+        a = a * 1000 + treasure[0, 0] + treasure[0, 1] + treasure[0, 2]
+        b = b * 1000 + treasure[1, 0] + treasure[1, 1] + treasure[1, 2]
+    return 1.0 if a > b else -1.0 if a < b else 0.0
+
+
+@njit(cache=True, nogil=True)
+def tree_rollout(st, prm, max_moves, taken, counts):
+    """Random play (:func:`random_play`), then player 0's result, or at the cap the evaluation
+    (:func:`solver.players.evals.blam_eval`: pips captured, the difference over ``6 * per_size``)."""
+    n, board, stash, treasure = _parts(st)
+    mover, _ = random_play(board, stash, treasure, st[-1], max_moves, prm[3], prm[4], prm[0], prm[1], prm[2],
+                           taken, counts)
+    st[-1] = mover
+    if tree_ended(st, prm):
+        return tree_final(st, prm)
+    v = (_pips(treasure, 0) - _pips(treasure, 1)) / (6.0 * prm[6])
+    return -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
