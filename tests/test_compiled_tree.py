@@ -14,6 +14,7 @@ from solver.api import make_game, solve
 from solver.core.game import NodeKind
 from solver.errors import VariantError
 from solver.players import calibrate, make_player
+from solver.players.base import sample_chance
 from solver.players.evals import evaluate
 
 #: shapes of every game with compiled rules: small, odd, every rule switch, and the full size
@@ -21,6 +22,10 @@ SHAPES = {
     "blam": [dict(rows=3, cols=3, per_size=1), dict(rows=4, cols=4, per_size=2),
              dict(rows=3, cols=4, per_size=1, chain=False),
              dict(rows=4, cols=4, per_size=1, push_smaller_only=True, tiebreak="captures"), {}],
+    "override": [dict(size=3, line=3, per_size=1), dict(size=3, line=3, per_size=2, centre_rule=False),
+                 dict(size=4, line=3, per_size=2, no_undo=False), {}],
+    "greener": [dict(rows=3, cols=3, black=2, white=2), dict(rows=3, cols=4, black=3, white=3, tiebreak="none"),
+                dict(rows=2, cols=3, black=3, white=3), {}],
 }
 CASES = [(name, shape) for name, shapes in SHAPES.items() for shape in shapes]
 
@@ -51,6 +56,9 @@ def test_compiled_rules_equal_the_readable_rules(case):
         rng = np.random.default_rng(seed)
         state = game.initial_state()
         while True:
+            if game.node_kind(state) == NodeKind.CHANCE:  # Greener's setup: below it, decisions only
+                state = game.apply(state, sample_chance(game, state, rng))
+                continue
             st = rules.encode(state)
             terminal = game.node_kind(state) == NodeKind.TERMINAL
             assert bool(ended(st, prm)) == terminal
@@ -104,10 +112,23 @@ def blam33(tmp_path_factory):
     return game, solve(game, out=tmp_path_factory.mktemp("t"))
 
 
-def test_compiled_proofs_agree_with_the_exact_table(blam33):
+@pytest.fixture(scope="module")
+def override33(tmp_path_factory):
+    game = make_game("override", size=3, line=3, per_size=1)
+    return game, solve(game, out=tmp_path_factory.mktemp("t"))
+
+
+@pytest.fixture(scope="module")
+def greener33(tmp_path_factory):
+    game = make_game("greener", rows=3, cols=3, black=3, white=3)
+    return game, solve(game, out=tmp_path_factory.mktemp("t"))
+
+
+@pytest.mark.parametrize("solved", ["blam33", "override33", "greener33"])
+def test_compiled_proofs_agree_with_the_exact_table(solved, request):
     """Every move the compiled MCTS-Solver proves at the root (from positions all over Blam!
-    3x3) has the exact table's value for the mover."""
-    game, sol = blam33
+    3x3, Override 3x3 and Greener 3x3) has the exact table's value for the mover."""
+    game, sol = request.getfixturevalue(solved)
     rules = game.compiled_rules()
     keys = sol.positions.filter(pl.col("kind") == int(NodeKind.DECISION))["key"].to_numpy()
     rng = np.random.default_rng(5)

@@ -236,6 +236,14 @@ def playout_kernel(board, player, passes, max_moves, seed, colour, heights, gree
     each choice's index and the number of choices there were. A capture's stack is coded as
     :func:`solver.games.greener.stack_code` does: ``h * h - h + 2 + 2 * greens + colour``."""
     np.random.seed(seed)
+    return random_play(board, player, passes, max_moves, colour, heights, greens, pair_src, pair_off, pair_cells,
+                       taken, counts)
+
+
+@njit(cache=True, nogil=True)
+def random_play(board, player, passes, max_moves, colour, heights, greens, pair_src, pair_off, pair_cells,
+                taken, counts):
+    """:func:`playout_kernel` on numba's generator as it stands (not seeded here)."""
     npairs = len(pair_src)
     cap_src = np.empty(npairs, dtype=np.int64)
     cap_dst = np.empty(npairs, dtype=np.int64)
@@ -268,3 +276,109 @@ def playout_kernel(board, player, passes, max_moves, seed, colour, heights, gree
         player = 1 - player
         moves += 1
     return player, passes, moves
+
+
+# --- the compiled search tree's parts (solver/core/uct_jit.py) ------------------------------
+# The position is one flat array: the board's cell codes (n), the side to move, the passes in a
+# row. Move codes: ``i`` the capture along ray ``i`` of ``pair_src``/``pair_off``/``pair_cells``
+# (a ray gives at most one capture: its first stack), -1 the pass. ``prm`` = (colour, heights,
+# greens, pair_src, pair_off, pair_cells, tallest tiebreak, greens in play).
+
+@njit(cache=True, nogil=True)
+def tree_moves(st, prm, out):
+    """:meth:`Greener.legal_actions` (in the order of :meth:`Greener.captures`) into ``out``."""
+    n = len(st) - 2
+    if st[n + 1] >= 2:
+        return 0
+    colour, pair_src, pair_off, pair_cells = prm[0], prm[3], prm[4], prm[5]
+    player = st[n]
+    k = 0
+    for p in range(len(pair_src)):
+        if colour[st[pair_src[p]]] != player:
+            continue
+        for j in range(pair_off[p], pair_off[p + 1]):
+            if st[pair_cells[j]] != 0:
+                out[k] = p
+                k += 1
+                break
+    if k == 0:
+        out[0] = -1
+        k = 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def tree_play(st, prm, code):
+    """:meth:`Greener.apply`, in place."""
+    n = len(st) - 2
+    st[n] = 1 - st[n]
+    if code < 0:
+        st[n + 1] += 1
+        return
+    colour, heights, greens, pair_src, pair_off, pair_cells = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    src = pair_src[code]
+    dst = -1
+    for j in range(pair_off[code], pair_off[code + 1]):
+        if st[pair_cells[j]] != 0:
+            dst = pair_cells[j]
+            break
+    s = st[src]
+    d = st[dst]
+    h = heights[s] + heights[d]
+    st[dst] = h * h - h + 2 + 2 * (greens[s] + greens[d]) + colour[s]
+    st[src] = 0
+    st[n + 1] = 0
+
+
+@njit(cache=True, nogil=True)
+def tree_mover(st, prm):
+    return st[len(st) - 2]
+
+
+@njit(cache=True, nogil=True)
+def tree_ended(st, prm):
+    """Two passes in a row end the game."""
+    return st[len(st) - 1] >= 2
+
+
+@njit(cache=True, nogil=True)
+def _scores(st, prm):
+    """Greens in the stacks each side controls, and each side's tallest stack."""
+    colour, heights, greens = prm[0], prm[1], prm[2]
+    score = np.zeros(2, np.int64)
+    tall = np.zeros(2, np.int64)
+    for i in range(len(st) - 2):
+        c = st[i]
+        if c >= 2:
+            col = colour[c]
+            score[col] += greens[c]
+            tall[col] = max(tall[col], heights[c])
+    return score, tall
+
+
+@njit(cache=True, nogil=True)
+def tree_final(st, prm):
+    """Player 0's (Black's) result at the end (:meth:`Greener.outcome`)."""
+    score, tall = _scores(st, prm)
+    b = score[0]
+    w = score[1]
+    if b == w and prm[6]:
+        b = tall[0]
+        w = tall[1]
+    return 1.0 if b > w else -1.0 if b < w else 0.0
+
+
+@njit(cache=True, nogil=True)
+def tree_rollout(st, prm, max_moves, taken, counts):
+    """Random play (:func:`random_play`), then Black's result, or at the cap the evaluation
+    (:func:`solver.players.evals.greener_eval`: the score so far over the greens in play)."""
+    n = len(st) - 2
+    player, passes, _ = random_play(st[:n], st[n], st[n + 1], max_moves, prm[0], prm[1], prm[2], prm[3], prm[4],
+                                    prm[5], taken, counts)
+    st[n] = player
+    st[n + 1] = passes
+    if passes >= 2:
+        return tree_final(st, prm)
+    score, _ = _scores(st, prm)
+    v = (score[0] - score[1]) / max(1, prm[7])
+    return -1.0 if v < -1.0 else 1.0 if v > 1.0 else v

@@ -49,6 +49,14 @@ def playout_kernel(stack, height, player, last_src, last_dst, max_moves, seed, p
     the game or ``max_moves`` choices. Changes ``stack``/``height`` in place; returns
     ``(player, last_src, last_dst, choices)``."""
     np.random.seed(seed)
+    return random_play(stack, height, player, last_src, last_dst, max_moves, per_size, centre, no_undo, edges,
+                       lines, taken, counts)
+
+
+@njit(cache=True, nogil=True)
+def random_play(stack, height, player, last_src, last_dst, max_moves, per_size, centre, no_undo, edges, lines,
+                taken, counts):
+    """:func:`playout_kernel` on numba's generator as it stands (not seeded here)."""
     n = len(height)
     nedges = edges.shape[0]
     empty = np.empty(n, dtype=np.int64)
@@ -110,6 +118,7 @@ def playout_kernel(stack, height, player, last_src, last_dst, max_moves, seed, p
                 v = edges[e, 1]
                 top = stack[u, height[u] - 1]
                 height[u] -= 1
+                stack[u, height[u]] = 0  # the slot left is empty (the position stays one array)
                 stack[v, height[v]] = top
                 height[v] += 1
                 last_src = u
@@ -117,6 +126,133 @@ def playout_kernel(stack, height, player, last_src, last_dst, max_moves, seed, p
         player = 1 - player
         moves += 1
     return player, last_src, last_dst, moves
+
+
+# --- the compiled search tree's parts (solver/core/uct_jit.py) ------------------------------
+# The position is one flat array: the stacks (n x 3, bottom first), the heights (n), the player
+# to move, the last move's source and destination (-1 after a place or a pass). Move codes:
+# ``piece * n + cell`` a place, ``6 * n + e`` a move along step ``e`` of ``edges``, -1 the pass.
+# ``prm`` = (per_size, centre (-1: none), no_undo, edges, lines).
+
+@njit(cache=True, nogil=True, inline="always")
+def _parts(st):
+    n = (len(st) - 3) // 4
+    return n, st[:3 * n].reshape((n, 3)), st[3 * n:4 * n]
+
+
+@njit(cache=True, nogil=True)
+def tree_ended(st, prm):
+    """:meth:`Override.node_kind` is terminal: a line decides the game."""
+    n, stack, height = _parts(st)
+    return winner_of(stack, height, prm[4], st[4 * n]) >= 0
+
+
+@njit(cache=True, nogil=True)
+def tree_final(st, prm):
+    """Player 0's result at the end (:meth:`Override.winner`)."""
+    n, stack, height = _parts(st)
+    return 1.0 if winner_of(stack, height, prm[4], st[4 * n]) == 0 else -1.0
+
+
+@njit(cache=True, nogil=True)
+def tree_mover(st, prm):
+    return st[(len(st) - 3) // 4 * 4]
+
+
+@njit(cache=True, nogil=True)
+def tree_moves(st, prm, out):
+    """:meth:`Override.legal_actions` as move codes into ``out``."""
+    if tree_ended(st, prm):
+        return 0
+    n, stack, height = _parts(st)
+    per_size, centre, no_undo, edges = prm[0], prm[1], prm[2], prm[3]
+    left = np.full(6, per_size, np.int64)
+    for x in range(n):
+        for lv in range(height[x]):
+            left[stack[x, lv]] -= 1
+    k = 0
+    for p in range(6):
+        if left[p] > 0:
+            for x in range(n):
+                if height[x] == 0 and x != centre:
+                    out[k] = p * n + x
+                    k += 1
+    src, dst = st[4 * n + 1], st[4 * n + 2]
+    for e in range(edges.shape[0]):
+        u = edges[e, 0]
+        v = edges[e, 1]
+        if height[u] == 0:
+            continue
+        if height[v] > 0 and stack[v, height[v] - 1] % 3 >= stack[u, height[u] - 1] % 3:
+            continue
+        if no_undo and u == dst and v == src:
+            continue
+        out[k] = 6 * n + e
+        k += 1
+    if k == 0:
+        out[0] = -1
+        k = 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def tree_play(st, prm, code):
+    """:meth:`Override.apply`, in place."""
+    n, stack, height = _parts(st)
+    st[4 * n] = 1 - st[4 * n]
+    st[4 * n + 1] = -1
+    st[4 * n + 2] = -1
+    if code < 0:
+        return
+    if code < 6 * n:
+        x = code % n
+        stack[x, 0] = code // n
+        height[x] = 1
+        return
+    u = prm[3][code - 6 * n, 0]
+    v = prm[3][code - 6 * n, 1]
+    height[u] -= 1
+    stack[v, height[v]] = stack[u, height[u]]
+    stack[u, height[u]] = 0
+    height[v] += 1
+    st[4 * n + 1] = u
+    st[4 * n + 2] = v
+
+
+@njit(cache=True, nogil=True)
+def tree_rollout(st, prm, max_moves, taken, counts):
+    """Random play (:func:`random_play`), then player 0's result, or at the cap the evaluation
+    (:func:`solver.players.evals.override_eval`: lines near completion, by the tops' sizes)."""
+    n, stack, height = _parts(st)
+    player, src, dst, _ = random_play(stack, height, st[4 * n], st[4 * n + 1], st[4 * n + 2], max_moves, prm[0],
+                                      prm[1], prm[2], prm[3], prm[4], taken, counts)
+    st[4 * n] = player
+    st[4 * n + 1] = src
+    st[4 * n + 2] = dst
+    if tree_ended(st, prm):
+        return tree_final(st, prm)
+    lines = prm[4]
+    if lines.shape[0] == 0:
+        return 0.0
+    size = lines.shape[1]
+    score0 = 0.0
+    score1 = 0.0
+    for li in range(lines.shape[0]):
+        t0 = 0.0
+        t1 = 0.0
+        for j in range(size):
+            x = lines[li, j]
+            if height[x] > 0:
+                top = stack[x, height[x] - 1]
+                w = (top % 3 + 1) / 3.0
+                if top // 3 == 0:
+                    t0 += w
+                else:
+                    t1 += w
+        score0 += (t0 / size) ** 2
+        score1 += (t1 / size) ** 2
+    v = (score0 - score1) / lines.shape[0]
+    return -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
 
 
 @njit(cache=True, nogil=True)

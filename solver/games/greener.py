@@ -36,7 +36,7 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from operator import itemgetter
 from typing import Any, Callable, ClassVar, Mapping, Union
 
@@ -51,6 +51,8 @@ from solver.core.variant import Param, Variant
 from solver.games._greener_jit import (board_tier_parts, expand_kernel, playout_kernel, tier_id, unrank_memory,
                                       unrank_sorted)
 from solver.errors import IllegalMoveError, TooBigError, VariantError
+from solver.core.uct_jit import CompiledRules, build_search
+from solver.games import _greener_jit as _j
 
 BLACK, WHITE, GREEN = 0, 1, 2
 #: cell codes of the simple cells (see the module docstring)
@@ -128,6 +130,16 @@ def stack_parts(code: int) -> tuple[int, int, int] | None:
 def codes_up_to_height(height: int) -> int:
     """How many cell codes have a height ``<= height`` (codes are ordered by height)."""
     return 1 if height <= 0 else height * height + height + 2
+
+
+#: Greener's compiled rules for MCTS's compiled tree (:mod:`solver.core.uct_jit`)
+_TREE_PARTS = (_j.tree_moves, _j.tree_play, _j.tree_mover, _j.tree_ended, _j.tree_final, _j.tree_rollout)
+
+
+@cache
+def _tree_search() -> Any:
+    """MCTS's compiled search on Greener's compiled rules (built once, compiled at first use)."""
+    return build_search(*_TREE_PARTS)
 
 
 # --- states ---------------------------------------------------------------------------------
@@ -676,16 +688,49 @@ class Greener(Game[GreenerState]):
         setup=all root (a chance node)."""
         if state.root:
             return None
-        n = self.cells
-        if self._playout_tables is None:
-            parts = [stack_parts(code) or (-1, 0, 0) for code in range(codes_up_to_height(n))]
-            self._playout_tables = (*(np.array(column, dtype=np.int64) for column in zip(*parts)),
-                                    *self._capture_rays())
+        self._playout_arrays()
         cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         board = np.array(state.board, dtype=np.int64)
         player, passes, moves = playout_kernel(board, state.to_move, state.passes, cap, seed,
                                                *self._playout_tables, taken, counts)
         return Playout.of(GreenerState(tuple(board.tolist()), int(player), int(passes)), moves, taken, counts)
+
+    def _playout_arrays(self) -> tuple[np.ndarray, ...]:
+        """Each code's colour, height and greens, and the capture rays, as arrays (built once)."""
+        if self._playout_tables is None:
+            parts = [stack_parts(code) or (-1, 0, 0) for code in range(codes_up_to_height(self.cells))]
+            self._playout_tables = (*(np.array(column, dtype=np.int64) for column in zip(*parts)),
+                                    *self._capture_rays())
+        return self._playout_tables
+
+    def compiled_rules(self) -> CompiledRules:
+        """The compiled parts of the rules for MCTS's compiled tree (below the setup, every
+        position is a decision or the end): the position as the board, the side to move and the
+        passes; move codes: the capture along ray ``i`` of :meth:`_capture_rays` (a ray gives at
+        most one capture), ``-1`` the pass."""
+        tables = self._playout_arrays()
+        pair_src, pair_off, pair_cells = tables[3:]
+        params = (*tables, self.tiebreak == "tallest", int(self.green))
+        ray_of = {}
+        for i, src in enumerate(pair_src.tolist()):
+            for dst in pair_cells[pair_off[i]:pair_off[i + 1]].tolist():
+                ray_of[(src, dst)] = i
+
+        def encode(state: GreenerState) -> np.ndarray:
+            return np.array([*state.board, state.to_move, state.passes], dtype=np.int64)
+
+        def code(state: GreenerState, action: Action) -> int:
+            return -1 if action == PASS else ray_of[tuple(action)]  # type: ignore[arg-type]
+
+        def action(state: GreenerState, c: int) -> Action:
+            if c < 0:
+                return PASS
+            src = int(pair_src[c])
+            dst = next(x for x in pair_cells[pair_off[c]:pair_off[c + 1]].tolist() if state.board[x])
+            return (src, dst)
+
+        return CompiledRules(parts=_TREE_PARTS, search=_tree_search(), params=params, encode=encode,
+                             max_branch=max(1, len(pair_src)), code=code, action=action)
 
     # --- tiers -------------------------------------------------------------------------
     # Every capture merges two stacks (one more empty cell), and nothing ever splits a stack or

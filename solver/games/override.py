@@ -47,10 +47,10 @@ building child boards.
 from __future__ import annotations
 
 import re
-from functools import cached_property
+from functools import cache, cached_property
 from math import prod
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Union
+from typing import Any, ClassVar, NamedTuple, Union
 
 import numpy as np
 
@@ -60,6 +60,8 @@ from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
+from solver.core.uct_jit import CompiledRules, build_search
+from solver.games import _override_jit as _j
 from solver.games._override_jit import (board_codes_kernel, expand_kernel, layers_kernel, playout_kernel, winner_of,
                                         tier_kernel)
 
@@ -135,6 +137,16 @@ class OverrideState:
     stacks: tuple[Stack, ...]
     player: int
     last: tuple[int, int] | None = None
+
+
+#: Override's compiled rules for MCTS's compiled tree (:mod:`solver.core.uct_jit`)
+_TREE_PARTS = (_j.tree_moves, _j.tree_play, _j.tree_mover, _j.tree_ended, _j.tree_final, _j.tree_rollout)
+
+
+@cache
+def _tree_search() -> Any:
+    """MCTS's compiled search on Override's compiled rules (built once, compiled at first use)."""
+    return build_search(*_TREE_PARTS)
 
 
 class Place(NamedTuple):
@@ -405,9 +417,7 @@ class Override(Game[OverrideState]):
         """Random actions from ``state`` in the compiled kernel
         (:func:`solver.games._override_jit.playout_kernel`), any board size."""
         n = self.cells
-        if self._playout_geometry is None:
-            self._playout_geometry = (np.array(self.edges, dtype=np.int64).reshape(-1, 2),
-                                      np.array(self.lines, dtype=np.int64).reshape(-1, self.line))
+        edges, lines = self._geometry()
         stacks = state.stacks  # one array each, built from lists (faster than filling cell by cell)
         stack = np.array([st + _PAD[len(st)] for st in stacks], dtype=np.int64).reshape(n, 3)
         height = np.array([len(st) for st in stacks], dtype=np.int64)
@@ -415,9 +425,8 @@ class Override(Game[OverrideState]):
         cap, seed, taken, counts = Playout.buffers(max_choices, seed)
         centre = -1 if self.centre is None else self.centre
         player, src, dst, moves = playout_kernel(stack, height, state.player, src, dst, cap, seed,
-                                                 self.per_size, centre, self.no_undo, *self._playout_geometry,
-                                                 taken, counts)
-        winner = winner_of(stack, height, self._playout_geometry[1], player)
+                                                 self.per_size, centre, self.no_undo, edges, lines, taken, counts)
+        winner = winner_of(stack, height, lines, player)
         values = None if winner < 0 else Outcome.win_for(int(winner)).values
 
         def end() -> OverrideState:
@@ -426,6 +435,46 @@ class Override(Game[OverrideState]):
             return OverrideState(stacks, int(player), None if src < 0 else (int(src), int(dst)))
 
         return Playout.lazy(end, moves, taken, counts, values=values)
+
+    def _geometry(self) -> tuple[np.ndarray, np.ndarray]:
+        """The steps and lines as arrays for the compiled kernels (built once)."""
+        if self._playout_geometry is None:
+            self._playout_geometry = (np.array(self.edges, dtype=np.int64).reshape(-1, 2),
+                                      np.array(self.lines, dtype=np.int64).reshape(-1, self.line))
+        return self._playout_geometry
+
+    def compiled_rules(self) -> CompiledRules:
+        """The compiled parts of the rules for MCTS's compiled tree: the position as the stacks,
+        heights, player and last move; move codes ``piece * n + cell`` (a place), ``6 * n + e``
+        (a move along step ``e`` of :attr:`edges`), ``-1`` (the pass)."""
+        n = self.cells
+        edges, lines = self._geometry()
+        params = (int(self.per_size), -1 if self.centre is None else int(self.centre), bool(self.no_undo),
+                  edges, lines)
+        step = {(int(u), int(v)): e for e, (u, v) in enumerate(self.edges)}
+
+        def encode(state: OverrideState) -> np.ndarray:
+            src, dst = state.last if state.last is not None else (-1, -1)
+            return np.array([*(x for st in state.stacks for x in st + _PAD[len(st)]),
+                             *(len(st) for st in state.stacks), state.player, src, dst], dtype=np.int64)
+
+        def code(state: OverrideState, action: Action) -> int:
+            if action == PASS:
+                return -1
+            if isinstance(action, Place):
+                return piece(action.colour, action.size) * n + action.cell
+            return 6 * n + step[(action.src, action.dst)]
+
+        def action(state: OverrideState, c: int) -> Action:
+            if c < 0:
+                return PASS
+            if c < 6 * n:
+                return Place(piece_colour(c // n), piece_size(c // n), c % n)
+            u, v = self.edges[c - 6 * n]
+            return Move(int(u), int(v))
+
+        return CompiledRules(parts=_TREE_PARTS, search=_tree_search(), params=params, encode=encode,
+                             max_branch=6 * n + len(self.edges), code=code, action=action)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: OverrideState) -> int:
