@@ -44,6 +44,15 @@ class CompiledRules:
     action: Callable[[Any, int], Any]
 
 
+@njit(cache=True, nogil=True)
+def or_pass(out, k):
+    """The end of a game's ``moves``: with no move listed, the pass (code -1) is the one move."""
+    if k == 0:
+        out[0] = -1
+        return 1
+    return k
+
+
 def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, rollout: Any) -> Any:
     """The compiled search of one game, from its compiled functions (each ``@njit``):
 

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.playout_jit import draw
+from solver.core.uct_jit import or_pass
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -342,10 +343,7 @@ def tree_moves(st, prm, out):
                 if board[c] == 0:
                     out[k] = s * n + c
                     k += 1
-    if k == 0:
-        out[0] = -1
-        k = 1
-    return k
+    return or_pass(out, k)
 
 
 @njit(cache=True, nogil=True)

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.playout_jit import draw
+from solver.core.uct_jit import or_pass
 
 # node kinds (values of solver.core.game.NodeKind)
 _DECISION = 0
@@ -301,10 +302,7 @@ def tree_moves(st, prm, out):
                 out[k] = p
                 k += 1
                 break
-    if k == 0:
-        out[0] = -1
-        k = 1
-    return k
+    return or_pass(out, k)
 
 
 @njit(cache=True, nogil=True)

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from solver.core.playout_jit import draw
+from solver.core.uct_jit import or_pass
 
 
 @njit(cache=True, nogil=True)
@@ -28,6 +29,17 @@ def _has_line(stack, height, lines, colour):
         if ok:
             return True
     return False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _movable(stack, height, u, v, no_undo, last_src, last_dst):
+    """Whether the top pyramid of ``u`` may move to ``v`` (onto an empty square or a smaller top;
+    with ``no_undo``, not straight back along the last move)."""
+    if height[u] == 0:
+        return False
+    if height[v] > 0 and stack[v, height[v] - 1] % 3 >= stack[u, height[u] - 1] % 3:
+        return False
+    return not (no_undo and u == last_dst and v == last_src)
 
 
 @njit(cache=True, nogil=True)
@@ -81,13 +93,7 @@ def random_play(stack, height, player, last_src, last_dst, max_moves, per_size, 
                 nplace += ne
         nmove = 0
         for e in range(nedges):
-            u = edges[e, 0]
-            v = edges[e, 1]
-            if height[u] == 0:
-                continue
-            if height[v] > 0 and stack[v, height[v] - 1] % 3 >= stack[u, height[u] - 1] % 3:
-                continue
-            if no_undo and u == last_dst and v == last_src:
+            if not _movable(stack, height, edges[e, 0], edges[e, 1], no_undo, last_src, last_dst):
                 continue
             movable[nmove] = e
             nmove += 1
@@ -179,20 +185,11 @@ def tree_moves(st, prm, out):
                     k += 1
     src, dst = st[4 * n + 1], st[4 * n + 2]
     for e in range(edges.shape[0]):
-        u = edges[e, 0]
-        v = edges[e, 1]
-        if height[u] == 0:
-            continue
-        if height[v] > 0 and stack[v, height[v] - 1] % 3 >= stack[u, height[u] - 1] % 3:
-            continue
-        if no_undo and u == dst and v == src:
+        if not _movable(stack, height, edges[e, 0], edges[e, 1], no_undo, src, dst):
             continue
         out[k] = 6 * n + e
         k += 1
-    if k == 0:
-        out[0] = -1
-        k = 1
-    return k
+    return or_pass(out, k)
 
 
 @njit(cache=True, nogil=True)
