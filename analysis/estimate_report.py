@@ -121,6 +121,11 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
             cal.reading += (f" Counting only the {calibration['decisive']} decisive moves (where some move would "
                             f"lose value): {_pct(d)} [{_pct(dlo)}, {_pct(dhi)}]; "
                             f"{calibration['clean_games']} of its {calibration['games']} games had no blunder.")
+        if calibration.get("secret_choices"):  # games with secret choices, files written since they are measured
+            cal.reading += (f" At the {calibration['secret_choices']} secret choices met, its mixes put "
+                            f"{_pct(calibration['secret_support_share'])} of their mass on the exact optimal supports, "
+                            f"and a best reply would take {calibration['secret_exploitability']:.3f} on average (at "
+                            f"most {calibration['secret_exploitability_max']:.3f}) off the exact expected result.")
     doc.sections.append(cal)
     sec = Section("Words used", "")
     sec.terms([("estimated", "from a sample of self-play games, with a 95% interval; not exact."),

@@ -121,3 +121,21 @@ def test_the_full_game_is_named_so_not_a_custom_variant(capsys, tmp_path):
     assert code == 0, err
     md = open(json.loads(out)["report"]).read()
     assert md.startswith("# Balance estimate (ESTIMATED, self-play): Blam! (full game)\n")
+
+
+def test_secret_choice_measures_are_quoted_by_the_estimate_report(capsys, tmp_path):
+    """A calibration on a game with secret choices measures the player's mixes there (JSON
+    fields), and the estimate report quotes them."""
+    petal = ["petal", "--set", "petals=4", "--set", "run=3", "--set", "per_size=2"]
+    code, out, err = run(capsys, "calibrate", *petal, "--out", str(tmp_path / "tables"), "--player", "random",
+                         "--games", "3", "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    cal = json.loads(out)
+    assert cal["secret_choices"] > 0 and 0 < cal["secret_support_share"] <= 1
+    assert 0 < cal["secret_exploitability"] <= cal["secret_exploitability_max"]
+    code, out, err = run(capsys, "estimate", *petal, "--player", "random", "--games", "4",
+                         "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    md = open(json.loads(out)["report"]).read()
+    assert (f"At the {cal['secret_choices']} secret choices met" in md
+            and f"would take {cal['secret_exploitability']:.3f} on average" in md)

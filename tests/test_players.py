@@ -27,6 +27,7 @@ from solver.games import game_class
 from solver.players import (AlphaBetaPlayer, MCTSPlayer, Player, calibrate, estimate, evaluate,
                             make_player, play_game, sample_chance)
 from solver.players.alphabeta import WIN
+from solver.players.simple import RandomPlayer
 from solver.core.values import WIN as WIN_CODE
 from tests.toygames import TIE, W1, DiceRace, Explicit, Stochastic
 
@@ -586,6 +587,15 @@ class Oracle(Player):
         name = next(m.move for m in moves if key(m) == target)
         return game.parse_action(state, name)
 
+    def strategies(self, game, state, rng):
+        """The table's optimal mixes at a secret choice."""
+        mixes = self.sol.lookup(state).strategies
+        out = []
+        for p in range(game.num_players):
+            acts = list(game.player_actions(state, p))
+            out.append((acts, np.array([mixes[str(p + 1)][game.action_name(state, a)] for a in acts])))
+        return out
+
 
 def test_calibrating_perfect_play_on_random_setups(greener_solution):
     """Perfect play keeps every value and its self-play win share is the exact one (Greener 3x3,
@@ -742,3 +752,36 @@ def test_mcts_searches_one_move_of_each_symmetric_class_at_a_symmetric_position(
     plain = next(s for s in after_two if not any(im == s for im in game.symmetries(s)[1:]))
     assert make_player("mcts", budget=20).run(game, plain, rng).actions == game.legal_actions(plain)
     assert make_player("mcts", symmetry="off").describe().endswith("symmetry=off)")
+
+
+class RecordingRandom(RandomPlayer):
+    """Random play that remembers the secret choices it met."""
+
+    def __init__(self):
+        self.seen = []
+
+    def strategies(self, game, state, rng):
+        self.seen.append(state)
+        return super().strategies(game, state, rng)
+
+
+def test_calibration_measures_the_mixes_at_secret_choices(petal_small):
+    """Petal Battle 4 petals: at every secret choice met, both players' mixes are measured against
+    the exact payoff matrix: the table's own optimal mixes sit on the optimal supports and no best
+    reply gains against them; the uniform mix's exploitability is the one computed here from the
+    table's values of every joint choice (the two players' shares add up to the gain of both best
+    replies, :func:`_exploitability`)."""
+    game, sol = petal_small
+    exact = calibrate(game, Oracle(sol), sol, games=4, seed=1)
+    assert exact.secret_choices > 0
+    assert exact.secret_support_share == pytest.approx(1.0) and exact.secret_exploitability < 1e-6
+    rand = RecordingRandom()
+    cal = calibrate(game, rand, sol, games=4, seed=1)
+    assert cal.secret_choices == len(rand.seen) > 0
+    total = 0.0
+    for state in rand.seen:
+        m = _exact_matrix(game, sol, state)
+        total += _exploitability(m, np.full(len(m), 1 / len(m)), np.full(len(m[0]), 1 / len(m[0])))
+    assert cal.secret_exploitability == pytest.approx(total / (2 * len(rand.seen)), abs=1e-6)
+    assert cal.secret_exploitability > 0.1 and cal.secret_support_share < 1.0
+    assert "secret choices:" in cal.summary() and "secret_exploitability" in cal.to_dict()

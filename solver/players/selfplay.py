@@ -27,6 +27,7 @@ import numpy as np
 from solver.core.game import Game, NodeKind, Result
 from solver.core.progress import Task
 from solver.core.stats import Z95, wilson
+from solver.engines.matrix_game import optimal_strategy_ranges
 from solver.errors import VariantError
 from solver.players.base import Player, sample_chance
 from solver.players.registry import make_player
@@ -390,6 +391,12 @@ class Calibration:
     Override ending in 500 plies of shuffling) raise it whatever the player; the decisive share
     is the stricter measure of strength. ``clean_games``: self-play games in which no move lost
     value, a measure long games cannot raise.
+    ``secret_choices``: the secret simultaneous choices met (both players' mixes measured at
+    each, for players that say their mixes: MCTS's regret matching, random's uniform mix);
+    ``secret_support_share``: the mean share of a mix on actions that some optimal strategy of
+    the choice's exact payoff matrix plays; ``secret_exploitability`` (mean) and
+    ``secret_exploitability_max``: how much of the expected result (in [-1, 1]) a best reply to
+    the mix takes below the choice's exact value (0 for an optimal mix).
     ``first_player``: self-play shares of the first player (``win``/``loss``/``tie``/
     ``unfinished``, each ``(share, low, high)``); ``exact``: the exact answer at the start for the
     first player (``value``/``remoteness``/``margin``, or ``expected``/``p_win``/``p_loss``);
@@ -415,6 +422,10 @@ class Calibration:
     decisive_kept: int = 0
     share_decisive: tuple[float, float, float] = (float("nan"), 0.0, 1.0)
     clean_games: int = 0
+    secret_choices: int = 0
+    secret_support_share: float | None = None
+    secret_exploitability: float | None = None
+    secret_exploitability_max: float | None = None
     records: list[GameRecord] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -437,6 +448,11 @@ class Calibration:
             lines[-1] += " (" + ", ".join(f"{k} x{v}" for k, v in sorted(self.blunder_kinds.items())) + ")"
         if self.mean_loss is not None:
             lines.append(f"mean loss of expected result per move: {self.mean_loss:.4f}")
+        if self.secret_choices:
+            lines.append(f"secret choices: {self.secret_choices} (both players' mixes); mass on the optimal "
+                         f"supports {self.secret_support_share:.1%}; exploitability (what a best reply takes off "
+                         f"the exact value) mean {self.secret_exploitability:.3f}, max "
+                         f"{self.secret_exploitability_max:.3f}")
         lines.append("by ply: " + ", ".join(f"{p.ply}: {p.kept}/{p.moves}" for p in self.by_ply))
         lines.append(f"first player wins {w:.1%} [{wlo:.1%}, {whi:.1%}] in self-play; exact: {exact}")
         return "\n".join(lines)
@@ -509,11 +525,30 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
             decisive[1] += keep
         lost[0] += not keep
 
+    secret: list[tuple[float, float]] = []  # per mix: (share on the optimal supports, exploitability)
+
+    def judge_mixes(state: Any, mixes: list[tuple[list[Any], np.ndarray]]) -> None:
+        found = solution.payoff_matrix(state)
+        if found is None:
+            return
+        rows, cols, a = found
+        ranges = optimal_strategy_ranges(a)
+        (acts1, x), (acts2, y) = mixes
+        order1 = [rows.index(game.action_name(state, act)) for act in acts1]
+        order2 = [cols.index(game.action_name(state, act)) for act in acts2]
+        xs = np.zeros(len(rows))
+        xs[order1] = x
+        ys = np.zeros(len(cols))
+        ys[order2] = y
+        secret.append((float(xs[ranges.row_hi > 1e-7].sum()), max(0.0, ranges.value - float((xs @ a).min()))))
+        secret.append((float(ys[ranges.col_hi > 1e-7].sum()), max(0.0, float((a @ ys).max()) - ranges.value)))
+
+    watched = _MixWatch(me, judge_mixes) if hasattr(me, "strategies") else me
     children = np.random.SeedSequence(seed).spawn(games)
     records, clean = [], 0
     for ss in children:
         before = lost[0]
-        records.append(play_game(game, me, np.random.default_rng(ss), max_moves, on_decision=judge))
+        records.append(play_game(game, watched, np.random.default_rng(ss), max_moves, on_decision=judge))
         clean += lost[0] == before
     moves = sum(r[0] for r in stats.values())
     kept = sum(r[1] for r in stats.values())
@@ -530,5 +565,30 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
         exact=exact, exact_win_share=exact_win, decisive=decisive[0], decisive_kept=decisive[1],
         share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"), *wilson(decisive[1], decisive[0])),
-        clean_games=clean, records=records,
+        clean_games=clean, secret_choices=len(secret) // 2,
+        secret_support_share=float(np.mean([m[0] for m in secret])) if secret else None,
+        secret_exploitability=float(np.mean([m[1] for m in secret])) if secret else None,
+        secret_exploitability_max=max(m[1] for m in secret) if secret else None, records=records,
     )
+
+
+class _MixWatch(Player):
+    """``inner`` playing as itself, but at a secret simultaneous choice its mixes
+    (``inner.strategies``) are shown to ``seen`` before the actions are drawn from them (as
+    :meth:`solver.players.mcts.MCTSPlayer.choose_joint` draws them)."""
+
+    def __init__(self, inner: Player, seen: Callable[[Any, list[tuple[list[Any], np.ndarray]]], None]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seen = seen
+
+    def choose(self, game: Game, state: Any, rng: np.random.Generator) -> Any:
+        return self.inner.choose(game, state, rng)
+
+    def choose_joint(self, game: Game, state: Any, rng: np.random.Generator) -> tuple[Any, ...]:
+        mixes = self.inner.strategies(game, state, rng)  # type: ignore[attr-defined]
+        self.seen(state, mixes)
+        return tuple(acts[int(rng.choice(len(acts), p=probs))] for acts, probs in mixes)
+
+    def describe(self) -> str:
+        return self.inner.describe()

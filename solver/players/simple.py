@@ -26,6 +26,11 @@ class RandomPlayer(Player):
     def choose_joint(self, game: Game, state: Any, rng: np.random.Generator) -> tuple[Action, ...]:
         return tuple(pick(rng, game.player_actions(state, p)) for p in range(game.num_players))
 
+    def strategies(self, game: Game, state: Any, rng: np.random.Generator) -> list[tuple[list[Action], np.ndarray]]:
+        """At a secret simultaneous choice: each player's actions, each equally likely."""
+        lists = [list(game.player_actions(state, p)) for p in range(game.num_players)]
+        return [(acts, np.full(len(acts), 1.0 / len(acts))) for acts in lists]
+
 
 @dataclass(repr=False)
 class GreedyPlayer(Player):
