@@ -785,3 +785,26 @@ def test_calibration_measures_the_mixes_at_secret_choices(petal_small):
     assert cal.secret_exploitability == pytest.approx(total / (2 * len(rand.seen)), abs=1e-6)
     assert cal.secret_exploitability > 0.1 and cal.secret_support_share < 1.0
     assert "secret choices:" in cal.summary() and "secret_exploitability" in cal.to_dict()
+
+
+def test_matrix_mode_solves_the_sampled_joint_results(petal_small):
+    """``simultaneous="lp"``: every joint choice at the root sampled alike, then the matrix game of
+    their mean results solved: on the 2x2 game worked by hand it finds 3/7 each, and on Petal 4's
+    round start (every joint choice valued exactly by the table) it is less exploitable than regret
+    matching at the same budget (measured, 5 seeds: 0.096 against 0.263 at 2,000 playouts, 0.027
+    against 0.078 at 20,000)."""
+    (_, x), (_, y) = MCTSPlayer(budget=2000, simultaneous="lp").strategies(
+        _matrix_game([[1, 0], [0, Fraction(3, 4)]]), 0, np.random.default_rng(0))
+    assert abs(x[0] - 3 / 7) < 0.05 and abs(y[0] - 3 / 7) < 0.05
+    game, sol = petal_small
+    matrix = _exact_matrix(game, sol, game.initial_state())
+    one_shot = _matrix_game([[Fraction(v + 1) / 2 for v in row] for row in matrix])
+
+    def mean_exploitability(mode):
+        mixes = [MCTSPlayer(budget=2000, simultaneous=mode).strategies(one_shot, 0, np.random.default_rng(seed))
+                 for seed in range(5)]
+        return np.mean([_exploitability(matrix, mx, my) for (_, mx), (_, my) in mixes])
+
+    lp, rm = mean_exploitability("lp"), mean_exploitability("rm")
+    assert lp < 0.15 and lp < 0.6 * rm
+    assert make_player("mcts", simultaneous="lp").describe().endswith("simultaneous=lp, gamma=0.1)")
