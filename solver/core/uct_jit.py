@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Callable
 
 import numpy as np
@@ -28,7 +29,7 @@ class CompiledRules:
     """What a game gives the compiled tree (see :meth:`solver.core.game.Game.compiled_rules`).
 
     ``parts`` are the game's compiled functions (``moves, play, mover, ended, final, rollout``,
-    as :func:`build_search` takes them) and ``search`` the search built from them; ``params``
+    as :func:`build_search` takes them; :attr:`search` is the search built from them); ``params``
     their constant arguments (a tuple of arrays and numbers); ``encode(state)`` the position as
     the flat ``int64`` array they read; ``max_branch`` the most moves any position has;
     ``code(state, action)`` and ``action(state, code)`` translate between the game's actions and
@@ -36,12 +37,16 @@ class CompiledRules:
     """
 
     parts: tuple
-    search: Callable[..., Any]
     params: tuple
     encode: Callable[[Any], np.ndarray]
     max_branch: int
     code: Callable[[Any, Any], int]
     action: Callable[[Any, int], Any]
+
+    @property
+    def search(self) -> Callable[..., Any]:
+        """The compiled search on :attr:`parts` (built once per game's parts)."""
+        return build_search(*self.parts)
 
 
 @njit(cache=True, nogil=True)
@@ -53,8 +58,10 @@ def or_pass(out, k):
     return k
 
 
+@cache
 def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, rollout: Any) -> Any:
-    """The compiled search of one game, from its compiled functions (each ``@njit``):
+    """The compiled search of one game, from its compiled functions (each ``@njit``; built once
+    per set of functions, compiled at its first call):
 
     * ``moves(st, prm, out) -> k``: the legal move codes of the position, in the order of the
       game's ``legal_actions``, into ``out``;

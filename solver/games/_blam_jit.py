@@ -408,3 +408,7 @@ def tree_rollout(st, prm, max_moves, taken, counts):
         return tree_final(st, prm)
     v = (_pips(treasure, 0) - _pips(treasure, 1)) / (6.0 * prm[6])
     return -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
+
+
+#: the parts MCTS's compiled tree takes (:class:`solver.core.uct_jit.CompiledRules`)
+TREE_PARTS = (tree_moves, tree_play, tree_mover, tree_ended, tree_final, tree_rollout)

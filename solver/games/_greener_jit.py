@@ -241,6 +241,25 @@ def playout_kernel(board, player, passes, max_moves, seed, colour, heights, gree
                        taken, counts)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _first_stack(board, pair_off, pair_cells, ray):
+    """The first non-empty cell along capture ray ``ray`` (-1: none)."""
+    for j in range(pair_off[ray], pair_off[ray + 1]):
+        if board[pair_cells[j]] != 0:
+            return pair_cells[j]
+    return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _capture(board, src, dst, colour, heights, greens):
+    """The stack on ``src`` captures the one on ``dst`` (:meth:`Greener.apply`'s stack code)."""
+    s = board[src]
+    d = board[dst]
+    h = heights[s] + heights[d]
+    board[dst] = h * h - h + 2 + 2 * (greens[s] + greens[d]) + colour[s]
+    board[src] = 0
+
+
 @njit(cache=True, nogil=True)
 def random_play(board, player, passes, max_moves, colour, heights, greens, pair_src, pair_off, pair_cells,
                 taken, counts):
@@ -255,24 +274,18 @@ def random_play(board, player, passes, max_moves, colour, heights, greens, pair_
             src = pair_src[p]
             if colour[board[src]] != player:
                 continue
-            for j in range(pair_off[p], pair_off[p + 1]):
-                c = pair_cells[j]
-                if board[c] != 0:
-                    cap_src[ncap] = src
-                    cap_dst[ncap] = c
-                    ncap += 1
-                    break
+            c = _first_stack(board, pair_off, pair_cells, p)
+            if c >= 0:
+                cap_src[ncap] = src
+                cap_dst[ncap] = c
+                ncap += 1
         if ncap == 0:
             taken[moves] = 0
             counts[moves] = 1
             passes += 1
         else:
             i = draw(ncap, taken, counts, moves)
-            s = board[cap_src[i]]
-            d = board[cap_dst[i]]
-            h = heights[s] + heights[d]
-            board[cap_dst[i]] = h * h - h + 2 + 2 * (greens[s] + greens[d]) + colour[s]
-            board[cap_src[i]] = 0
+            _capture(board, cap_src[i], cap_dst[i], colour, heights, greens)
             passes = 0
         player = 1 - player
         moves += 1
@@ -295,13 +308,9 @@ def tree_moves(st, prm, out):
     player = st[n]
     k = 0
     for p in range(len(pair_src)):
-        if colour[st[pair_src[p]]] != player:
-            continue
-        for j in range(pair_off[p], pair_off[p + 1]):
-            if st[pair_cells[j]] != 0:
-                out[k] = p
-                k += 1
-                break
+        if colour[st[pair_src[p]]] == player and _first_stack(st, pair_off, pair_cells, p) >= 0:
+            out[k] = p
+            k += 1
     return or_pass(out, k)
 
 
@@ -313,18 +322,7 @@ def tree_play(st, prm, code):
     if code < 0:
         st[n + 1] += 1
         return
-    colour, heights, greens, pair_src, pair_off, pair_cells = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
-    src = pair_src[code]
-    dst = -1
-    for j in range(pair_off[code], pair_off[code + 1]):
-        if st[pair_cells[j]] != 0:
-            dst = pair_cells[j]
-            break
-    s = st[src]
-    d = st[dst]
-    h = heights[s] + heights[d]
-    st[dst] = h * h - h + 2 + 2 * (greens[s] + greens[d]) + colour[s]
-    st[src] = 0
+    _capture(st, prm[3][code], _first_stack(st, prm[4], prm[5], code), prm[0], prm[1], prm[2])
     st[n + 1] = 0
 
 
@@ -380,3 +378,7 @@ def tree_rollout(st, prm, max_moves, taken, counts):
     score, _ = _scores(st, prm)
     v = (score[0] - score[1]) / max(1, prm[7])
     return -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
+
+
+#: the parts MCTS's compiled tree takes (:class:`solver.core.uct_jit.CompiledRules`)
+TREE_PARTS = (tree_moves, tree_play, tree_mover, tree_ended, tree_final, tree_rollout)

@@ -461,3 +461,7 @@ def board_codes_kernel(layers, pieces, cells, out):  # pragma: no cover - compil
                     q = q * 3 + layers[i, s, x]
                 code = code * b27 + np.uint64(q)
         out[i] = code
+
+
+#: the parts MCTS's compiled tree takes (:class:`solver.core.uct_jit.CompiledRules`)
+TREE_PARTS = (tree_moves, tree_play, tree_mover, tree_ended, tree_final, tree_rollout)

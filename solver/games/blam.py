@@ -55,7 +55,7 @@ per-state reference (``Game.expand``).
 from __future__ import annotations
 
 import itertools
-from functools import cache, cached_property
+from functools import cached_property
 from math import comb, prod
 from typing import Any, NamedTuple, Sequence
 
@@ -68,9 +68,8 @@ from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_rays, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, TooBigError, VariantError
-from solver.games import _blam_jit
-from solver.games._blam_jit import expand_kernel, playout_kernel
-from solver.core.uct_jit import CompiledRules, build_search
+from solver.games._blam_jit import TREE_PARTS, expand_kernel, playout_kernel
+from solver.core.uct_jit import CompiledRules
 
 #: the pass action (a player whose stash is empty)
 PASS = -1
@@ -80,20 +79,9 @@ PIPS = (1, 2, 3)
 _DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
 
 
-_j = _blam_jit
-#: Blam!'s compiled rules for MCTS's compiled tree (:mod:`solver.core.uct_jit`)
-_TREE_PARTS = (_j.tree_moves, _j.tree_play, _j.tree_mover, _j.tree_ended, _j.tree_final, _j.tree_rollout)
-
-
 def _same_code(state: Any, action: int) -> int:
     """Blam!'s move codes are its actions."""
     return int(action)
-
-
-@cache
-def _tree_search() -> Any:
-    """MCTS's compiled search on Blam!'s compiled rules (built once, compiled at first use)."""
-    return build_search(*_TREE_PARTS)
 
 
 def _pips(treasure: Sequence[Sequence[int]]) -> tuple[int, ...]:
@@ -369,6 +357,11 @@ class Blam(Game[BlamState]):
         """The compiled parts of the rules for MCTS's compiled tree (two players; more players
         search through the readable rules). Move codes are the actions (``size * n + cell``,
         ``-1`` the pass); the position is the board, the stashes, the treasures and the mover."""
+        return self._tree_rules
+
+    @cached_property
+    def _tree_rules(self) -> CompiledRules | None:
+        """:meth:`compiled_rules`, built once."""
         if self.num_players != 2:
             return None
         cell_off, ray_off, ray_cells = self.playout_rays()
@@ -379,8 +372,8 @@ class Blam(Game[BlamState]):
             return np.array([*state.board, *state.stash[0], *state.stash[1], *state.treasure[0],
                              *state.treasure[1], state.mover], dtype=np.int64)
 
-        return CompiledRules(parts=_TREE_PARTS, search=_tree_search(), params=params, encode=encode,
-                             max_branch=3 * self.n, code=_same_code, action=_same_code)
+        return CompiledRules(parts=TREE_PARTS, params=params, encode=encode, max_branch=3 * self.n,
+                             code=_same_code, action=_same_code)
 
     # --- keys -------------------------------------------------------------------------
     def _setup_keys(self) -> None:

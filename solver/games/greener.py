@@ -36,7 +36,7 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cache, lru_cache
+from functools import cached_property, lru_cache
 from operator import itemgetter
 from typing import Any, Callable, ClassVar, Mapping, Union
 
@@ -51,8 +51,8 @@ from solver.core.variant import Param, Variant
 from solver.games._greener_jit import (board_tier_parts, expand_kernel, playout_kernel, tier_id, unrank_memory,
                                       unrank_sorted)
 from solver.errors import IllegalMoveError, TooBigError, VariantError
-from solver.core.uct_jit import CompiledRules, build_search
-from solver.games import _greener_jit as _j
+from solver.core.uct_jit import CompiledRules
+from solver.games._greener_jit import TREE_PARTS
 
 BLACK, WHITE, GREEN = 0, 1, 2
 #: cell codes of the simple cells (see the module docstring)
@@ -130,16 +130,6 @@ def stack_parts(code: int) -> tuple[int, int, int] | None:
 def codes_up_to_height(height: int) -> int:
     """How many cell codes have a height ``<= height`` (codes are ordered by height)."""
     return 1 if height <= 0 else height * height + height + 2
-
-
-#: Greener's compiled rules for MCTS's compiled tree (:mod:`solver.core.uct_jit`)
-_TREE_PARTS = (_j.tree_moves, _j.tree_play, _j.tree_mover, _j.tree_ended, _j.tree_final, _j.tree_rollout)
-
-
-@cache
-def _tree_search() -> Any:
-    """MCTS's compiled search on Greener's compiled rules (built once, compiled at first use)."""
-    return build_search(*_TREE_PARTS)
 
 
 # --- states ---------------------------------------------------------------------------------
@@ -708,6 +698,11 @@ class Greener(Game[GreenerState]):
         position is a decision or the end): the position as the board, the side to move and the
         passes; move codes: the capture along ray ``i`` of :meth:`_capture_rays` (a ray gives at
         most one capture), ``-1`` the pass."""
+        return self._tree_rules
+
+    @cached_property
+    def _tree_rules(self) -> CompiledRules:
+        """:meth:`compiled_rules`, built once."""
         tables = self._playout_arrays()
         pair_src, pair_off, pair_cells = tables[3:]
         params = (*tables, self.tiebreak == "tallest", int(self.green))
@@ -729,8 +724,8 @@ class Greener(Game[GreenerState]):
             dst = next(x for x in pair_cells[pair_off[c]:pair_off[c + 1]].tolist() if state.board[x])
             return (src, dst)
 
-        return CompiledRules(parts=_TREE_PARTS, search=_tree_search(), params=params, encode=encode,
-                             max_branch=max(1, len(pair_src)), code=code, action=action)
+        return CompiledRules(parts=TREE_PARTS, params=params, encode=encode, max_branch=max(1, len(pair_src)),
+                             code=code, action=action)
 
     # --- tiers -------------------------------------------------------------------------
     # Every capture merges two stacks (one more empty cell), and nothing ever splits a stack or

@@ -47,10 +47,10 @@ building child boards.
 from __future__ import annotations
 
 import re
-from functools import cache, cached_property
+from functools import cached_property
 from math import prod
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, Union
+from typing import ClassVar, NamedTuple, Union
 
 import numpy as np
 
@@ -60,9 +60,8 @@ from solver.core.ranking import BoardRanking
 from solver.core.symmetry import cell_name, grid_symmetries, parse_cell
 from solver.core.variant import Param, Variant
 from solver.errors import IllegalMoveError, VariantError
-from solver.core.uct_jit import CompiledRules, build_search
-from solver.games import _override_jit as _j
-from solver.games._override_jit import (board_codes_kernel, expand_kernel, layers_kernel, playout_kernel, winner_of,
+from solver.core.uct_jit import CompiledRules
+from solver.games._override_jit import (TREE_PARTS, board_codes_kernel, expand_kernel, layers_kernel, playout_kernel, winner_of,
                                         tier_kernel)
 
 COLOURS = "AB"
@@ -137,16 +136,6 @@ class OverrideState:
     stacks: tuple[Stack, ...]
     player: int
     last: tuple[int, int] | None = None
-
-
-#: Override's compiled rules for MCTS's compiled tree (:mod:`solver.core.uct_jit`)
-_TREE_PARTS = (_j.tree_moves, _j.tree_play, _j.tree_mover, _j.tree_ended, _j.tree_final, _j.tree_rollout)
-
-
-@cache
-def _tree_search() -> Any:
-    """MCTS's compiled search on Override's compiled rules (built once, compiled at first use)."""
-    return build_search(*_TREE_PARTS)
 
 
 class Place(NamedTuple):
@@ -447,6 +436,11 @@ class Override(Game[OverrideState]):
         """The compiled parts of the rules for MCTS's compiled tree: the position as the stacks,
         heights, player and last move; move codes ``piece * n + cell`` (a place), ``6 * n + e``
         (a move along step ``e`` of :attr:`edges`), ``-1`` (the pass)."""
+        return self._tree_rules
+
+    @cached_property
+    def _tree_rules(self) -> CompiledRules:
+        """:meth:`compiled_rules`, built once."""
         n = self.cells
         edges, lines = self._geometry()
         params = (int(self.per_size), -1 if self.centre is None else int(self.centre), bool(self.no_undo),
@@ -473,8 +467,8 @@ class Override(Game[OverrideState]):
             u, v = self.edges[c - 6 * n]
             return Move(int(u), int(v))
 
-        return CompiledRules(parts=_TREE_PARTS, search=_tree_search(), params=params, encode=encode,
-                             max_branch=6 * n + len(self.edges), code=code, action=action)
+        return CompiledRules(parts=TREE_PARTS, params=params, encode=encode, max_branch=6 * n + len(self.edges),
+                             code=code, action=action)
 
     # --- keys -------------------------------------------------------------------------
     def encode(self, state: OverrideState) -> int:
