@@ -23,11 +23,12 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+=-]+", "-", text).strip("-")[:40]
 
 
-def estimate_dir(reports: Path, game: Any, est: Any) -> Path:
+def estimate_dir(reports: Path, game: Any, est: Any, compared: list[str] | None = None) -> Path:
     """``<reports>/<game>/estimate-<player1>-vs-<player2>-<hash>/``: the hash covers the variant,
-    the players with their options, the number of games, the seed and the move cap."""
-    ident = json.dumps([game.variant.as_text(), est.player1, est.player2, est.games, est.seed, est.max_moves],
-                       sort_keys=True)
+    the players with their options, the number of games, the seed, the move cap and the players
+    compared with them (``--compare-budget``), if any."""
+    ident = json.dumps([game.variant.as_text(), est.player1, est.player2, est.games, est.seed, est.max_moves]
+                       + ([list(compared)] if compared else []), sort_keys=True)
     h = hashlib.sha1(ident.encode()).hexdigest()[:6]
     name = f"estimate-{_safe(est.player1.split('(')[0])}-vs-{_safe(est.player2.split('(')[0])}-{h}"
     return Path(reports) / game.name / name
@@ -42,7 +43,49 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dict[str, Any] | None) -> Document:
+def _strength_section(game: Any, est: Any, compared: list[Any], calibrations: dict[str, dict[str, Any]],
+                      first: str) -> Section:
+    """The estimate beside the same games played at other budgets (``--compare-budget``), weakest
+    first, with each player's calibration when one is on file."""
+    rows = sorted([est, *compared], key=lambda e: _budget(e.player1))
+    sec = Section("How the verdict moves with the player's strength (estimated)",
+                  f"The same {est.games:,} games (seeds) played by the same players at each budget (playouts a "
+                  f"move), weakest first: {first}'s results with 95% intervals, and how often the player "
+                  "keeps the exact value on a solved preset (its calibration, where one is on file).")
+    table = []
+    for e in rows:
+        cal = calibrations.get(e.player1)
+        kept = f"{_pct(cal['share_kept'][0])} of {cal['moves']:,} moves" if cal else "not on file"
+        w, wlo, whi = e.shares["win"]
+        l, llo, lhi = e.shares["loss"]
+        who = e.player1 if e.player1 == e.player2 else f"{e.player1} vs {e.player2}"
+        table.append([who + (" (this report)" if e is est else ""),
+                      f"{_pct(w)} [{_pct(wlo)}, {_pct(whi)}]", f"{_pct(l)} [{_pct(llo)}, {_pct(lhi)}]",
+                      _pct(e.shares["tie"][0]), _pct(e.shares["unfinished"][0]), f"{e.seconds / 60:.1f}", kept])
+    sec.table(["players", f"{first} wins", f"{first} loses", "ties", "unfinished", "minutes", "calibration: kept"],
+              table)
+    on = sorted({c["label"] for c in calibrations.values()})
+    if on:
+        sec.note("Calibrations on " + ", ".join(f"`{x}`" for x in on) + " (solved exactly; `pyramids calibrate`).")
+    weak, strong = rows[0], rows[-1]
+    (a, alo, ahi), (b, blo, bhi) = weak.shares["win"], strong.shares["win"]
+    overlap = alo <= bhi and blo <= ahi
+    sec.note(f"From {_budget(weak.player1):,} to {_budget(strong.player1):,} playouts a move {first}'s win share "
+             f"moves by {100 * (b - a):+.1f} points; the two 95% intervals "
+             + ("overlap: these budgets do not tell the verdicts apart." if overlap else
+                "do not overlap: the verdict depends on the player's strength."))
+    return sec
+
+
+def _budget(player: str) -> int:
+    """The playouts a move in a player's description (``mcts(budget=500, ...)``), 0 if none."""
+    m = re.search(r"budget=(\d+)", player)
+    return int(m.group(1)) if m else 0
+
+
+def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dict[str, Any] | None,
+                          compared: list[Any] | None = None,
+                          calibrations: dict[str, dict[str, Any]] | None = None) -> Document:
     from solver.core.stats import wilson
 
     seats = tuple(getattr(game, "seat_names", None) or ("player 1", "player 2"))
@@ -127,6 +170,8 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
                             f"and a best reply would take {calibration['secret_exploitability']:.3f} on average (at "
                             f"most {calibration['secret_exploitability_max']:.3f}) off the exact expected result.")
     doc.sections.append(cal)
+    if compared:
+        doc.sections.append(_strength_section(game, est, compared, calibrations or {}, first))
     sec = Section("Words used", "")
     sec.terms([("estimated", "from a sample of self-play games, with a 95% interval; not exact."),
                ("exact", "from a solved table (none in this report but the calibration's reference)."),
@@ -135,21 +180,31 @@ def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dic
     return doc
 
 
-def write_estimate_report(game: Any, est: Any, out_dir: Path, *, command: str,
-                          reports: Path | None = None) -> Path:
-    """Write the estimate's report into ``out_dir`` (and ``estimate.json`` with its numbers)."""
-    out_dir = Path(out_dir)
-    cal = None
-    path = calibration_path(reports or out_dir.parent.parent, game, est.player1)
+def _calibration(reports: Path, game: Any, player: str) -> dict[str, Any] | None:
+    path = calibration_path(reports, game, player)
     if path.exists():
         try:
-            cal = json.loads(path.read_text())
+            return json.loads(path.read_text())
         except ValueError:
-            cal = None
-    doc = build_estimate_report(game, est, command=command, calibration=cal)
+            return None
+    return None
+
+
+def write_estimate_report(game: Any, est: Any, out_dir: Path, *, command: str,
+                          reports: Path | None = None, compared: list[Any] | None = None) -> Path:
+    """Write the estimate's report into ``out_dir`` (and ``estimate.json`` with its numbers);
+    ``compared``: the same games at other budgets (``strengths`` in the JSON)."""
+    out_dir = Path(out_dir)
+    root = reports or out_dir.parent.parent
+    cal = _calibration(root, game, est.player1)
+    compared = list(compared or [])
+    cals = {e.player1: c for e in [est, *compared] if (c := _calibration(root, game, e.player1)) is not None}
+    doc = build_estimate_report(game, est, command=command, calibration=cal, compared=compared, calibrations=cals)
     md = save_document(doc, out_dir)
     data = {**est.to_dict(), "label": game.variant.label(), "variant": game.variant.as_text(),
             "estimated": True, "command": command}
+    if compared:
+        data["strengths"] = [e.to_dict() for e in compared]
     (out_dir / "estimate.json").write_text(json.dumps(data, indent=1, sort_keys=True))
     return md
 

@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     _game_args(p)
     _player_args(p)
     p.add_argument("--games", type=int, default=200, help="self-play games (default %(default)s)")
+    p.add_argument("--compare-budget", type=int, action="append", default=[], metavar="N",
+                   help="mcts: also play the same games with N playouts a move (repeatable); the report "
+                        "shows how the verdict moves with the player's strength, budgets side by side")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (the results do not depend on it; default: one per core, %(default)s here)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
@@ -278,6 +281,11 @@ def _player_args(p: argparse.ArgumentParser) -> None:
                         "--option c=1.0, --option simultaneous=ucb, --option playouts=rules, --option solver=off, "
                         "--option time_limit=2; "
                         "it goes to every chosen player that has it")
+    p.add_argument("--option1", action="append", default=[], metavar="NAME=VALUE",
+                   help="an option of the first seat's player only (repeatable; over --option), e.g. "
+                        "--option1 evaluation=race")
+    p.add_argument("--option2", action="append", default=[], metavar="NAME=VALUE",
+                   help="an option of the other seats' player only (repeatable; over --option)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games (default %(default)s)")
     p.add_argument("--max-moves", type=int, default=500, metavar="N",
                    help="a game still running after N choices counts as unfinished (default %(default)s)")
@@ -293,15 +301,26 @@ def _players_of(args: argparse.Namespace):
     for n in names:
         if n not in player_names():
             raise VariantError(f"unknown player {n!r}; players: {', '.join(player_names())}")
-    given: dict[str, object] = {"budget": args.budget, "depth": args.depth}
-    for item in getattr(args, "option", None) or []:
-        name, eq, value = str(item).partition("=")
-        name = name.strip().replace("-", "_")
-        if not eq or not name or not value.strip():
-            raise VariantError(f"--option {item!r} must be NAME=VALUE, e.g. --option playout_moves=30")
-        if name in ("budget", "depth"):
-            raise VariantError(f"use --{name} {value.strip()} instead of --option {item}")
-        given[name] = value.strip()
+    def parse(flag: str, items: list[str]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for item in items:
+            name, eq, value = str(item).partition("=")
+            name = name.strip().replace("-", "_")
+            if not eq or not name or not value.strip():
+                raise VariantError(f"{flag} {item!r} must be NAME=VALUE, e.g. {flag} playout_moves=30")
+            if name in ("budget", "depth"):
+                raise VariantError(f"use --{name} {value.strip()} instead of {flag} {item}")
+            out[name] = value.strip()
+        return out
+
+    given: dict[str, object] = {"budget": args.budget, "depth": args.depth,
+                                **parse("--option", getattr(args, "option", None) or [])}
+    seat_given = [parse(f"--option{i}", getattr(args, f"option{i}", None) or []) for i in (1, 2)]
+    for i, (n, own) in enumerate(zip(names, seat_given), 1):
+        for opt in own:
+            if opt not in player_options(n):
+                raise VariantError(f"--option{i} {opt}: seat {i}'s player {n} has no option {opt!r}; "
+                                   f"its options: {', '.join(player_options(n)) or 'none'}")
     for opt, v in given.items():
         if v is not None and not any(opt in player_options(n) for n in names):
             takes = [n for n in player_names() if opt in player_options(n)]
@@ -317,8 +336,8 @@ def _players_of(args: argparse.Namespace):
         raise VariantError(f"--games {args.games} must be at least 1")
     if getattr(args, "jobs", 1) < 1:
         raise VariantError(f"--jobs {args.jobs} must be at least 1")
-    return [make_player(n, **{k: v for k, v in given.items() if v is not None and k in player_options(n)})
-            for n in names]
+    return [make_player(n, **{k: v for k, v in {**given, **own}.items() if v is not None and k in player_options(n)})
+            for n, own in zip(names, seat_given)]
 
 
 def _exact_limit_arg(p: argparse.ArgumentParser) -> None:
@@ -730,17 +749,23 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
     game = _game(args)
     p1, p2 = _players_of(args)
+    others = _compared_players(args, p1, p2)
     est = estimate(game, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
                    progress=_progress())
+    compared = [estimate(game, q1, q2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
+                         progress=_progress()) for q1, q2 in others]
     report = None
     if not args.no_report:
         from analysis.estimate_report import estimate_dir, write_estimate_report
 
-        report = write_estimate_report(game, est, estimate_dir(args.reports, game, est), command=_command(args),
-                                       reports=args.reports)
+        folder = estimate_dir(args.reports, game, est, compared=[c.player1 + " " + c.player2 for c in compared])
+        report = write_estimate_report(game, est, folder, command=_command(args), reports=args.reports,
+                                       compared=compared)
     d = est.to_dict()
     d.update({"label": game.variant.label(), "variant": game.variant.as_text(), "estimated": True,
               "report": None if report is None else str(report)})
+    if compared:
+        d["strengths"] = [c.to_dict() for c in compared]
     if args.json:
         print(json.dumps(d))
         return 0
@@ -760,10 +785,40 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if est.openings:
         lines.append("  openings       " + ", ".join(
             f"{o.move} x{o.games} (wins {o.win_share:.0%})" for o in est.openings[:5]))
+    for c in compared:
+        share, lo, hi = c.shares["win"]
+        lines.append(f"  compared       {c.player1} vs {c.player2}: {seat} (first) wins {share:.1%} "
+                     f"[{lo:.1%}, {hi:.1%}], unfinished {c.shares['unfinished'][0]:.1%}")
     if report is not None:
         lines.append(f"  report         {report}")
     print("\n".join(lines))
     return 0
+
+
+def _compared_players(args: argparse.Namespace, p1, p2) -> list[tuple]:
+    """``--compare-budget N``: the two players again with N playouts a move for every mcts seat
+    (each budget once, the estimate's own left out); refused in one line for budgets below 1 or
+    when no seat plays mcts."""
+    import dataclasses
+
+    from solver.errors import VariantError
+    from solver.players.mcts import MCTSPlayer
+
+    budgets = list(dict.fromkeys(getattr(args, "compare_budget", None) or []))
+    if not budgets:
+        return []
+    if not any(isinstance(p, MCTSPlayer) for p in (p1, p2)):
+        raise VariantError(f"--compare-budget is for mcts players; the players here are {p1.name} and {p2.name} "
+                           "(use --player mcts)")
+    for b in budgets:
+        if b < 1:
+            raise VariantError(f"--compare-budget {b} must be at least 1 (playouts a move), e.g. --compare-budget 100")
+
+    def at(p, b):
+        return dataclasses.replace(p, budget=b) if isinstance(p, MCTSPlayer) else p
+
+    own = {p.budget for p in (p1, p2) if isinstance(p, MCTSPlayer)}
+    return [(at(p1, b), at(p2, b)) for b in budgets if {b} != own]
 
 
 def _command(args: argparse.Namespace) -> str:

@@ -5,6 +5,7 @@ line for every bad option."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +62,10 @@ def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
     (["--player", "mcts", "--option", "playout_moves=0"], "playout_moves must be at least 1"),
     (["--player", "mcts", "--option", "simultaneous=cfr"], "simultaneous must be 'rm'"),
     (["--player", "greedy", "--option", "c=1"], "--option c is an option of mcts"),
+    (["--player", "greedy", "--option1", "c=1"], "seat 1's player greedy has no option 'c'"),
+    (["--player1", "mcts", "--player2", "greedy", "--option2", "c=1"], "seat 2's player greedy has no option"),
+    (["--player", "greedy", "--option2", "evaluation"], "--option2 'evaluation' must be NAME=VALUE"),
+    (["--player", "greedy", "--option1", "evaluation=race", "--games", "2"], "blam has no evaluation 'race'"),
 ])
 def test_bad_estimate_options_are_one_line(capsys, tmp_path, extra, words):
     code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
@@ -80,6 +85,55 @@ def test_player_options_reach_the_players(capsys, tmp_path):
     code, out, err = run(capsys, *base)
     assert code == 0, err
     assert json.loads(out)["report"] != one["report"]
+
+
+def test_seat_options_reach_one_seat_only(capsys, tmp_path):
+    """``--option1``/``--option2`` set an option of one seat's player (over ``--option``): here
+    Carrots and Broccoli's racing evaluation for the first seat only."""
+    base = ["estimate", "carrots", "--preset", "3x3", "--player", "greedy", "--games", "6", "--reports", str(tmp_path),
+            "--json"]
+    code, out, err = run(capsys, *base, "--option1", "evaluation=race")
+    assert code == 0, err
+    one = json.loads(out)
+    assert (one["player1"], one["player2"]) == ("greedy(evaluation=race)", "greedy")
+    code, out, err = run(capsys, *base, "--option", "evaluation=race", "--option2", "evaluation=default")
+    assert code == 0, err
+    two = json.loads(out)
+    assert (two["player1"], two["player2"]) == ("greedy(evaluation=race)", "greedy")
+    assert two["wins"] == one["wins"] and two["report"] == one["report"]
+
+
+def test_compared_budgets_are_the_same_games_side_by_side(capsys, tmp_path):
+    """Issue 36 item 4: ``--compare-budget`` plays the same games at other budgets; each compared
+    estimate equals ``pyramids estimate`` run alone at that budget, the report shows every budget
+    (weakest first) with its calibration where one is on file, and bad uses are one line."""
+    code, out, err = run(capsys, "calibrate", *BLAM, "--out", str(tmp_path / "tables"), "--player", "mcts",
+                         "--budget", "2", "--games", "2", "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    cal = json.loads(out)
+    base = ["estimate", *BLAM, "--player", "mcts", "--games", "6", "--seed", "4", "--jobs", "1",
+            "--reports", str(tmp_path), "--json"]
+    code, out, err = run(capsys, *base, "--budget", "5", "--compare-budget", "2", "--compare-budget", "5")
+    assert code == 0, err
+    main = json.loads(out)
+    assert [s["player1"] for s in main["strengths"]] == ["mcts(budget=2, c=1.4, playout_moves=200)"]
+    code, out, err = run(capsys, *base, "--budget", "2", "--no-report")
+    alone = json.loads(out)
+    for k in ("wins", "losses", "ties", "unfinished", "openings", "mean_plies"):
+        assert main["strengths"][0][k] == alone[k]
+    md = open(main["report"]).read()
+    section = md[md.index("How the verdict moves with the player's strength"):]
+    weak, strong = (section.index(f"| mcts(budget={b}, ") for b in (2, 5))
+    assert weak < strong and "(this report)" in section[strong:strong + 80]
+    assert f"{100 * alone['shares']['win'][0]:.1f}% [" in section[weak:strong]
+    assert f"of {cal['moves']:,} moves" in section[weak:strong] and "not on file" in section[strong:]
+    saved = json.loads((Path(main["report"]).parent / "estimate.json").read_text())
+    assert saved["strengths"][0]["wins"] == alone["wins"]
+    for extra, words in ((["--player", "greedy", "--compare-budget", "3"], "--compare-budget is for mcts players"),
+                         (["--player", "mcts", "--compare-budget", "0"], "--compare-budget 0 must be at least 1")):
+        code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and words in lines[0], err
 
 
 def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):

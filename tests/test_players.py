@@ -27,7 +27,7 @@ from solver.games import game_class
 from solver.players import (AlphaBetaPlayer, MCTSPlayer, Player, calibrate, estimate, evaluate,
                             make_player, play_game, sample_chance)
 from solver.players.alphabeta import WIN
-from solver.players.simple import RandomPlayer
+from solver.players.simple import GreedyPlayer, RandomPlayer
 from solver.core.values import WIN as WIN_CODE
 from tests.toygames import TIE, W1, DiceRace, Explicit, Stochastic
 
@@ -727,6 +727,41 @@ def test_carrots_evaluation_counts_nearness_to_the_corner_group_on_the_side_only
     assert value((a1, red), (h1, yellow)) == pytest.approx(1 / 10)
     assert value((a1, red), (g8, yellow)) == pytest.approx(1 / 10)
     assert value((d1, yellow)) == pytest.approx(0.25 / 3 / 10)  # no group yet: distance to a1
+
+
+def test_carrots_racing_evaluation_counts_stranded_pyramids_too():
+    """Issue 36 item 3: the racing evaluation (``evaluation=race``) counts a pyramid off its
+    owner's side by the same slope (worked by hand: a yellow pyramid on h1, the wall line, is 7
+    squares from the group on a1: (1 + 1/4 / 7) / 10; on g8, Broccoli's side, 6 + 7 = 13 away),
+    so stranding the other's pyramids gains a racer nothing it would not lose. On a player's own
+    side it equals the default. Antisymmetric like every evaluation; a game without it refuses
+    the name in one line."""
+    from solver.games import carrots as C
+    from solver.players.evals import evaluation_names
+
+    game = make_game("carrots", wall="SMLSML")
+    wall = game.wall_board(game.arrangements[0])
+    red, yellow, green = C.piece_code(C.RED, 0), C.piece_code(C.YELLOW, 1), C.piece_code(C.GREEN, 2)
+
+    def state(*pieces):
+        board = list(wall)
+        for square, code in pieces:
+            board[square] = code
+        return C.CarrotsState(tuple(board), 0, -1, C.TO_ROLL)
+
+    a1, d1, h1, g8, h8 = 0, 3, 7, 62, 63
+    assert evaluate(game, state((a1, red), (h1, yellow)), 0, "race") == pytest.approx((1 + 0.25 / 7) / 10)
+    assert evaluate(game, state((a1, red), (g8, yellow)), 0, "race") == pytest.approx((1 + 0.25 / 13) / 10)
+    on_side = state((a1, red), (d1, yellow), (h8, green))
+    assert evaluate(game, on_side, 0, "race") == pytest.approx(evaluate(game, on_side, 0))
+    mixed = state((a1, red), (g8, yellow), (h8, green), (d1, C.piece_code(C.BLUE, 0)))
+    assert evaluate(game, mixed, 0, "race") == pytest.approx(-evaluate(game, mixed, 1, "race"))
+    assert evaluation_names(game) == ["default", "race"]
+    with pytest.raises(VariantError, match="override has no evaluation 'race'; its evaluations: default"):
+        GreedyPlayer(evaluation="race").choose(small("override"), small("override").initial_state(),
+                                               np.random.default_rng(0))
+    assert GreedyPlayer().describe() == "greedy"  # the plain player keeps its name (report folders)
+    assert make_player("greedy", evaluation="race").describe() == "greedy(evaluation=race)"
 
 
 def test_mcts_searches_one_move_of_each_symmetric_class_at_a_symmetric_position(blam_solution):

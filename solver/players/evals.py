@@ -7,7 +7,8 @@ only have to point the right way. A finished game is worth its result (+1 win, 0
 whatever the game. Games without an evaluation here (plug-ins) get 0.0 for every unfinished
 position: search then plays for forced results only and MCTS relies on finished playouts. A
 plug-in can register its own function in :data:`EVALUATIONS` (``name -> f(game, state, player)``)
-or define a method ``evaluate(state, player)`` on its game class.
+or define a method ``evaluate(state, player)`` on its game class. A game may also offer other
+evaluations by name (:data:`STYLES`), which the greedy player takes as ``evaluation=NAME``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from solver.core.game import Game, NodeKind
+from solver.errors import VariantError
 
 Evaluation = Callable[[Game, Any, int], float]
 
@@ -79,7 +81,7 @@ def blam_eval(game: Game, state: Any, player: int) -> float:
     return _clamp((scores[player] - best_other) / (6.0 * game.per_size))  # type: ignore[attr-defined]
 
 
-def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
+def _carrots_progress(game: Game, board: tuple[int, ...], player: int, stranded: bool = False) -> float:
     corner = game.corner[player]  # type: ignore[attr-defined]
     side = game.side[player]  # type: ignore[attr-defined]
     owner = game.owner  # type: ignore[attr-defined]
@@ -105,9 +107,10 @@ def _carrots_progress(game: Game, board: tuple[int, ...], player: int) -> float:
     # every 8x8 game but made greedy and MCTS worse on the solved 3x3 (greedy kept the exact value
     # in 80.8% of its moves instead of 90.9%, MCTS 92.6% instead of 95.5%): stranding the other
     # player's pyramids off their side is a good move there. On 3x3 this is the flat quarter.
+    # ``stranded``: pyramids off the side count too, by the same slope (the racing evaluation).
     anchor = [divmod(sq, n) for sq in (group or {corner})]
     near = 0.0
-    for sq in side - group:
+    for sq in (set(range(n * n)) if stranded else side) - group:
         code = board[sq]
         if code and owner.get((code - 1) // 3) == player:
             r, c = divmod(sq, n)
@@ -128,6 +131,17 @@ def carrots_eval(game: Game, state: Any, player: int) -> float:
     if not any(board):
         return 0.0
     return _clamp(_carrots_progress(game, board, player) - _carrots_progress(game, board, 1 - player))
+
+
+def carrots_race_eval(game: Game, state: Any, player: int) -> float:
+    """Carrots and Broccoli, racing (``--option evaluation=race``): as :func:`carrots_eval`, but
+    every pyramid of a player's colours counts by its distance to their group wherever it stands,
+    off their side too. A player with it grows its own garden and gains nothing by stranding the
+    other's pyramids off their side (the default evaluation's blocking play)."""
+    board = state.board
+    if not any(board):
+        return 0.0
+    return _clamp(_carrots_progress(game, board, player, True) - _carrots_progress(game, board, 1 - player, True))
 
 
 def petal_eval(game: Game, state: Any, player: int) -> float:
@@ -179,18 +193,36 @@ EVALUATIONS: dict[str, Evaluation] = {
 }
 
 
-def evaluation_for(game: Game) -> Evaluation:
+#: game name -> other evaluations a player may be asked for by name (``evaluation=NAME``)
+STYLES: dict[str, dict[str, Evaluation]] = {
+    "carrots": {"race": carrots_race_eval},
+}
+
+
+def evaluation_names(game: Game) -> list[str]:
+    """The evaluations a player may use on ``game``: ``default`` and the game's :data:`STYLES`."""
+    return ["default", *STYLES.get(game.name, {})]
+
+
+def evaluation_for(game: Game, name: str = "default") -> Evaluation:
     """The evaluation of ``game``: its own ``evaluate(state, player)`` method, else the one in
-    :data:`EVALUATIONS` for its name, else :func:`zero_eval`."""
+    :data:`EVALUATIONS` for its name, else :func:`zero_eval`; ``name`` other than ``default``:
+    one of the game's :data:`STYLES` (a one-line error naming them otherwise)."""
+    if name != "default":
+        styles = STYLES.get(game.name, {})
+        if name not in styles:
+            raise VariantError(f"{game.name} has no evaluation {name!r}; its evaluations: "
+                               f"{', '.join(evaluation_names(game))} (e.g. --option evaluation=default)")
+        return styles[name]
     own = getattr(game, "evaluate", None)
     if callable(own):
         return lambda g, s, p: float(own(s, p))
     return EVALUATIONS.get(game.name, zero_eval)
 
 
-def evaluate(game: Game, state: Any, player: int) -> float:
+def evaluate(game: Game, state: Any, player: int, name: str = "default") -> float:
     """How good ``state`` is for ``player``, in [-1, 1]: the result at a finished game (+1 win,
-    0 tie, -1 loss), else the game's evaluation (see the module docstring)."""
+    0 tie, -1 loss), else the game's evaluation (``name``: see :func:`evaluation_for`)."""
     if game.node_kind(state) == NodeKind.TERMINAL:
         return float(int(game.outcome(state).results[player]))
-    return _clamp(evaluation_for(game)(game, state, player))
+    return _clamp(evaluation_for(game, name)(game, state, player))

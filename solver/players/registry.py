@@ -47,7 +47,8 @@ def make_player(name: str, **options: Any) -> Player:
     ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
     decoupled UCT), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
     (``"compiled"``: the game's compiled random playouts where it has them, default; ``"rules"``:
-    the readable rules); ``random`` and ``greedy`` have none.
+    the readable rules); ``greedy``: ``evaluation`` (``default``, or another the game offers:
+    Carrots and Broccoli's ``race``); ``random`` has none.
 
     >>> make_player("mcts", budget=200)
     mcts(budget=200, c=1.4, playout_moves=200)

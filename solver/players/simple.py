@@ -9,7 +9,8 @@ import numpy as np
 
 from solver.core.game import Game, NodeKind
 from solver.players.base import Action, Player, check_decision, pick
-from solver.players.evals import evaluate
+from solver.errors import VariantError
+from solver.players.evals import evaluate, evaluation_for
 
 
 @dataclass(repr=False)
@@ -45,9 +46,23 @@ class GreedyPlayer(Player):
     """
 
     name = "greedy"
+    #: which of the game's evaluations it maximises: ``default``, or one the game offers by name
+    #: (:data:`solver.players.evals.STYLES`; Carrots and Broccoli: ``race``)
+    evaluation: str = "default"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evaluation, str) or not self.evaluation.strip():
+            raise VariantError(f"greedy evaluation must be a name, got {self.evaluation!r}; "
+                               "use e.g. evaluation=default")
+        self.evaluation = self.evaluation.strip()
+
+    def options(self) -> dict[str, Any]:
+        """``evaluation`` when it is not the default (so the plain player is still ``greedy``)."""
+        return {} if self.evaluation == "default" else {"evaluation": self.evaluation}
 
     def choose(self, game: Game, state: Any, rng: np.random.Generator) -> Action:
         check_decision(game, state, self.name)
+        evaluation_for(game, self.evaluation)  # an evaluation the game lacks: refused before any move
         actions = game.legal_actions(state)
         if len(actions) == 1:
             return actions[0]
@@ -55,7 +70,7 @@ class GreedyPlayer(Player):
         best, best_value = [], -2.0
         for a in actions:
             child = game.apply(state, a)
-            value = evaluate(game, child, me)
+            value = evaluate(game, child, me, self.evaluation)
             if game.node_kind(child) == NodeKind.TERMINAL and value > 0:
                 value = 2.0  # a win now beats every evaluation
             if value > best_value + 1e-12:
@@ -67,7 +82,7 @@ class GreedyPlayer(Player):
     def choose_joint(self, game: Game, state: Any, rng: np.random.Generator) -> tuple[Action, ...]:
         lists = [game.player_actions(state, p) for p in range(game.num_players)]
         joints = game.joint_actions(state)
-        values = [[evaluate(game, game.apply_joint(state, j), p) for p in range(game.num_players)] for j in joints]
+        values = [[evaluate(game, game.apply_joint(state, j), p, self.evaluation) for p in range(game.num_players)] for j in joints]
         out = []
         for p, acts in enumerate(lists):
             index = {a: i for i, a in enumerate(acts)}
