@@ -835,6 +835,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from solver.players.selfplay import calibrate
 
     game = _game(args)
+    if args.player2 or args.option2:
+        from solver.errors import VariantError
+
+        raise VariantError("calibrate plays one player in every seat: use --player and --option "
+                           "(not --player2 or --option2)")
     p1, _ = _players_of(args)
     sol = _solution(args, game)
     cal = calibrate(game, p1, sol, games=args.games, seed=args.seed, max_moves=args.max_moves)

@@ -134,6 +134,9 @@ def test_compared_budgets_are_the_same_games_side_by_side(capsys, tmp_path):
         code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert code == 2 and len(lines) == 1 and words in lines[0], err
+    code, out, err = run(capsys, "calibrate", *BLAM, "--player", "greedy", "--option2", "evaluation=default",
+                         "--reports", str(tmp_path))
+    assert code == 2 and "one player in every seat" in err
 
 
 def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):
