@@ -156,3 +156,26 @@ def test_mix_columns_are_lists_at_their_rows_and_null_elsewhere(tmp_path) -> Non
     assert frame.equals(positions_frame(keys, small, small, small, small, {"strategy_1": expected}))
     assert mix_column(3, {}).to_pylist() == [None, None, None]
     assert mix_column(4, mixes={2: np.array([0.5, 0.5])})[1:3].to_pylist() == [None, [0.5, 0.5]]
+
+
+def test_pages_hold_many_rows_so_zstd_sees_more_at_once(tmp_path):
+    """A page holds up to ``PAGE_ROWS`` rows (Arrow's default closes one every 20,000), so zstd
+    finds patterns that repeat further apart than that (as positions' keys and plies do: the
+    same arrangement of one part of the board under every arrangement of the rest). Here the
+    deltas and plies repeat every 30,000 rows: the same frame written with Arrow's default page
+    length and otherwise the same options is larger, and both read back the same."""
+    import numpy as np
+
+    from solver.tables import PAGE_ROWS, _writer_options, write_parquet
+
+    rng = np.random.default_rng(5)
+    n, period = 400_000, 30_000
+    keys = np.cumsum(np.resize(rng.integers(1, 9, period), n)).astype(np.uint64)
+    df = pl.DataFrame({"key": keys, "ply": np.resize(rng.integers(20, 24, period), n).astype(np.uint16)})
+    ours = write_parquet(df, tmp_path / "ours.parquet", {"x": 1})
+    table = df.to_arrow()
+    opts = {k: v for k, v in _writer_options(table.schema).items() if k != "max_rows_per_page"}
+    pq.write_table(table, tmp_path / "default.parquet", **opts)
+    assert PAGE_ROWS >= n
+    assert pl.read_parquet(ours).equals(pl.read_parquet(tmp_path / "default.parquet"))
+    assert (tmp_path / "ours.parquet").stat().st_size < 0.85 * (tmp_path / "default.parquet").stat().st_size
