@@ -38,6 +38,8 @@ from solver.tables import (
     POSITIONS,
     read_meta,
     read_variant,
+    row_of_key,
+    scan_keyed,
     variant_dir,
 )
 
@@ -456,7 +458,7 @@ class TieredSolution(Solution):
         if self._positions is not None:
             return self._positions.lazy()
         files = [str(self._files[int(t["tier"])]) for t in self.meta.get("tiers", [])]
-        return pl.scan_parquet(files) if files else pl.LazyFrame()
+        return scan_keyed(files) if files else pl.LazyFrame()
 
     @property
     def edges(self) -> pl.DataFrame | None:  # type: ignore[override]
@@ -498,7 +500,7 @@ class TieredSolution(Solution):
         tier = int(self.game.round_phase(keys)[0] if self.meta.get("tier_function") == "round_phase"
                    else tiers_of(self.game, keys, int(self.meta.get("tier_slices", 1)))[0])
         path = self._files.get(tier)
-        df = None if path is None else pl.scan_parquet(path).filter(pl.col("key") == key).collect()
+        df = None if path is None else row_of_key(path, key)
         if df is None or df.height != 1:
             raise IllegalMoveError("this position is not reachable from the start of the variant")
         return df

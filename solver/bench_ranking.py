@@ -30,6 +30,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from solver.tables import read_columns
+
 BLOCK = 1 << 20
 
 
@@ -46,7 +48,7 @@ def measure(game, folder: Path) -> dict:
         tier = int(entry["tier"])
         path = folder / entry["file"] if "file" in entry else folder / "tiers" / f"tier-{tier}.parquet"
         today += path.stat().st_size
-        frame = pl.read_parquet(path, columns=["key", "value", "remoteness"]).with_columns(
+        frame = read_columns(path, ["key", "value", "remoteness"]).with_columns(
             pl.col("remoteness").fill_null(0))  # (draws have none)
         keys = frame["key"].to_numpy()
         rec = record(frame["value"].to_numpy(), frame["remoteness"].to_numpy())

@@ -179,3 +179,44 @@ def test_pages_hold_many_rows_so_zstd_sees_more_at_once(tmp_path):
     assert PAGE_ROWS >= n
     assert pl.read_parquet(ours).equals(pl.read_parquet(tmp_path / "default.parquet"))
     assert (tmp_path / "ours.parquet").stat().st_size < 0.85 * (tmp_path / "default.parquet").stat().st_size
+
+
+def test_tier_files_keep_key_deltas_and_every_reader_sums_them_back(tmp_path):
+    """Tier files store their sorted keys as ``key_delta`` (byte planes, then zstd; issue 34's
+    disk): written in slices (each slice's first delta from the slice before), read back key for
+    key by every reader (whole, some columns, a lazy scan of several files with a filter, one row
+    by key, row group by row group), the largest key included; a file that holds keys itself (an
+    older tier file) reads the same; and on keys whose deltas repeat, smaller than the keys
+    under DELTA_BINARY_PACKED."""
+    import numpy as np
+
+    from solver.tables import (KEY_DELTA, read_columns, read_parquet, row_groups_keyed, row_of_key, scan_keyed,
+                               write_parquet)
+
+    rng = np.random.default_rng(7)
+    n, period = 250_000, 30_000
+    keys = np.cumsum(np.resize(rng.integers(1, 300, period), n)).astype(np.uint64)
+    keys[-1] = np.uint64(2**64 - 1)
+    df = pl.DataFrame({"key": keys, "value": rng.integers(0, 4, n).astype(np.uint8)})
+    slices = lambda: (df.slice(i, 60_000) for i in range(0, n, 60_000))
+    ours = write_parquet(slices(), tmp_path / "tier-1.parquet", {"x": 1}, key_deltas=True)
+    old = write_parquet(slices(), tmp_path / "tier-2.parquet", {"x": 2})
+    md = pq.ParquetFile(ours).metadata
+    assert pq.read_schema(ours).names == [KEY_DELTA, "value"] and md.num_row_groups == 5
+    assert all("BYTE_STREAM_SPLIT" in md.row_group(g).column(0).encodings for g in range(md.num_row_groups))
+    for path in (ours, old):
+        assert read_parquet(path)[0].equals(df)
+        assert read_columns(path, ["value", "key"]).select("key", "value").equals(df)
+        assert read_columns(path, ["value"])["value"].equals(df["value"])
+        parts = list(row_groups_keyed(path, ["key", "value"]))
+        assert np.concatenate([k for _, k in parts]).tobytes() == keys.tobytes()
+        assert parts[2][0].column_names == ["value"]
+        for i in (0, 59_999, 60_000, 123_456, n - 1):
+            row = row_of_key(path, int(keys[i]))
+            assert row.height == 1 and int(row["key"][0]) == int(keys[i]) and int(row["value"][0]) == df["value"][i]
+        assert row_of_key(path, int(keys[5]) + 1).height == 0 and "key" in row_of_key(path, 0).columns
+    both = scan_keyed([ours, old]).filter(pl.col("key") == int(keys[200_000])).collect()
+    assert both.height == 2 and both["value"].n_unique() == 1
+    key_bytes = lambda p: sum(pq.ParquetFile(p).metadata.row_group(g).column(0).total_compressed_size
+                              for g in range(pq.ParquetFile(p).metadata.num_row_groups))
+    assert key_bytes(ours) < 0.9 * key_bytes(old)  # (0.82 here; 0.44 on Override 4x4's largest tier)

@@ -1261,7 +1261,7 @@ def write_table(game: Game, sol: RoundwiseSolution, folder: Path, *, symmetry: b
                         mix_column(len(r), mixes) if mixes else pa.nulls(len(r), pa.list_(pa.float64())))))
                 yield frame
 
-        write_parquet(frames(), tmp / file, meta_t)
+        write_parquet(frames(), tmp / file, meta_t, key_deltas=True)
         tiers.append({"tier": int(p), "name": f"round phase {int(p)}", "file": file, "positions": int(len(rows))})
     root_key = int(keys[sol.root])
     root_phase = int(phase[sol.root])

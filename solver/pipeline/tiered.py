@@ -81,7 +81,9 @@ from solver.tables import (
     clean_stale,
     positions_frames,
     read_meta,
+    read_columns,
     read_parquet,
+    row_groups_keyed,
     variant_dir,
     write_parquet,
 )
@@ -636,28 +638,29 @@ def _load_child(run: Run, tier: int, scored: bool, only: np.ndarray | None = Non
     dtypes = {"key": np.uint64, "player": np.uint8, "value": np.uint8, "remoteness": np.uint16}
     if scored:
         dtypes["margin"] = np.int16
-    pf = pq.ParquetFile(path)
-    n = pf.metadata.num_rows if only is None else len(only)
+    n = pq.ParquetFile(path).metadata.num_rows if only is None else len(only)
     arrays = {name: np.empty(n, dtype) for name, dtype in dtypes.items()}
     pos = 0
-    for g in range(pf.num_row_groups):
+    for part, keys in row_groups_keyed(path, list(dtypes)):
         if only is not None and pos == n:
             break
-        part = pf.read_row_group(g, columns=list(dtypes))
         take = None
         if only is not None:  # the rows of this group whose keys are wanted (both sorted)
-            take = np.flatnonzero(isin_sorted(part.column("key").to_numpy(), only))
+            take = np.flatnonzero(isin_sorted(keys, only))
             if not len(take):
                 continue
         m = part.num_rows if take is None else len(take)
         for name, arr in arrays.items():
-            col = part.column(name)
-            if name == "remoteness":
-                col = pc.fill_null(col, int(NO_REMOTENESS))
-            col = col.to_numpy()
+            if name == "key":
+                col = keys
+            else:
+                col = part.column(name)
+                if name == "remoteness":
+                    col = pc.fill_null(col, int(NO_REMOTENESS))
+                col = col.to_numpy()
             arr[pos : pos + m] = col if take is None else col[take]
         pos += m
-        del part
+        del part, keys
     if pos < n:
         arrays = {name: arr[:pos] for name, arr in arrays.items()}
     return _ChildTier(keys=arrays["key"], player=arrays["player"], value=arrays["value"],
@@ -897,7 +900,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
             "seconds": round(time.perf_counter() - t0, 3), "toolkit_version": solver.__version__}
     fault_point(f"write:{tierwork.tier_file(t)}")
     tierwork.tier_step("writing the tier file")
-    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta, key_deltas=True)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
@@ -1231,7 +1234,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
             "toolkit_version": solver.__version__}
     fault_point(f"write:{tierwork.tier_file(t)}")
     tierwork.tier_step("writing the tier file")
-    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta, key_deltas=True)
     del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
@@ -1668,7 +1671,7 @@ def _finish(run: Run, infos: dict[int, TierInfo], stats: dict[int, dict[str, Any
                       "inside_moves": int(meta_t.get("inside_moves", 0)),
                       "seconds": round(float(st.get("seconds", 0.0)), 3)})
     root_file = run.tiers_dir / tierwork.tier_file(root_tier)
-    root_df = pl.read_parquet(root_file, columns=["key"])
+    root_df = read_columns(root_file, ["key"])
     root_row = int(np.searchsorted(root_df["key"].to_numpy(), np.uint64(root_key)))
     positions = sum(i.positions for i in infos.values())
     meta = {
@@ -1846,7 +1849,7 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         if t == setup_tier:  # a random setup's start: checked against its setups' rows
             problems += tiered_setups.verify_root(game, folder, meta, files)
             continue
-        df = pl.read_parquet(files[t], columns=cols)
+        df = read_columns(files[t], cols)
         keys = df["key"].to_numpy()
         n = len(keys)
         exp = game.expand(keys, canonical=sym)
@@ -1859,7 +1862,7 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
         base = n
         for u in unique(ct[~inside]).tolist():
             sel = ct == u
-            other = pl.read_parquet(files[int(u)], columns=cols)
+            other = read_columns(files[int(u)], cols)
             okeys = other["key"].to_numpy()
             need = unique(kids[sel])
             idx = lookup_sorted(okeys, need)

@@ -45,7 +45,7 @@ from solver.engines.components import Outside, solve_chance
 from solver.errors import TableError, TooBigError
 from solver.faults import fault_point
 from solver.pipeline import memory, tierwork
-from solver.tables import positions_tables, write_parquet
+from solver.tables import positions_tables, row_groups_keyed, write_parquet
 
 #: peak bytes per position of a chance tier while it is solved (its arrays, one chunk's engine
 #: arrays), with a margin of about 10%: measured on Carrots 3x3 with ``python -m solver.bench
@@ -91,16 +91,11 @@ def _read_boundary(run: Any, t: int, u: int, need: np.ndarray, player: np.ndarra
     """Fill ``player[at]``, ``win[at]``, ``loss[at]`` with the finished values of the positions
     ``need`` (sorted, unique keys) of tier ``u``, read from its file one row group at a time (a
     row group's columns are the most held)."""
-    import pyarrow.parquet as pq
-
     path = run.tiers_dir / tierwork.tier_file(u)
     if not path.exists():
         raise TableError(f"tier {t} reaches tier {u}, whose file is missing", fix="solve again with --force")
-    pf = pq.ParquetFile(path)
     found = 0
-    for g in range(pf.num_row_groups):
-        part = pf.read_row_group(g, columns=CHILD_COLUMNS)
-        keys = part.column("key").to_numpy()
+    for part, keys in row_groups_keyed(path, CHILD_COLUMNS):
         idx = np.searchsorted(need, keys)
         hit = idx < len(need)
         hit[hit] = need[idx[hit]] == keys[hit]
@@ -247,7 +242,7 @@ def solve_tier(run: Any, info: Any) -> dict[str, Any]:
     memory.return_freed_memory()
     fault_point(f"write:{tierwork.tier_file(t)}")
     tierwork.tier_step("writing the tier file")
-    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta)
+    write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta, key_deltas=True)
     return {**stats, "seconds": time.perf_counter() - t0, "expand_seconds": t_expand}
 
 

@@ -27,7 +27,7 @@ from solver.core.game import Game, NodeKind
 from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, WIN
 from solver.pipeline.setups import setup_multiplicities, setups_frame
 from solver.pipeline.tierwork import tiers_of
-from solver.tables import positions_frames, read_parquet, write_parquet
+from solver.tables import positions_frames, read_columns, read_parquet, scan_keyed, write_parquet
 
 #: the companion table of a tiered solve of a random setup (as the whole-graph table's)
 SETUPS_FILE = "setups.parquet"
@@ -101,7 +101,7 @@ def _setup_rows(root: SetupRoot, tier_of: Any, files: dict[int, Path], scored: b
     for t in unique(tiers).tolist():
         sel = np.flatnonzero(tiers == t)
         want = root.keys[sel]
-        df = (pl.scan_parquet(files[int(t)]).select(cols)
+        df = (scan_keyed(files[int(t)]).select(cols)
               .filter(pl.col("key").is_in(unique(want).tolist())).collect().sort("key"))
         have = df["key"].to_numpy()
         idx = lookup_sorted(have, want)
@@ -180,7 +180,7 @@ def verify_root(game: Game, folder: Path, meta: dict[str, Any], files: dict[int,
     rows = _setup_rows(root, lambda keys: tiers_of(game, keys, slices), files, bool(game.scored))
     want = root_summary(root, rows)
     tier = int(meta["root_tier"])
-    got = pl.read_parquet(files[tier]).row(0, named=True)
+    got = read_columns(files[tier]).row(0, named=True)
     if int(got["key"]) != root.key or int(got["kind"]) != int(NodeKind.CHANCE):
         return [f"tier {tier} (setup): its row is not the start's chance node"]
     for name, value in want.items():
