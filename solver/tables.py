@@ -40,7 +40,9 @@ metadata, plus ``layout: "tiered"`` and the list of tiers with their size, child
 and ``tiers/tier-<id>.parquet``: one file per tier with the columns of ``positions.parquet``,
 rows sorted by key, except that the key is stored as ``key_delta`` uint64, each row's key minus
 the row before's (the first row's minus 0; :data:`KEY_DELTA`, summed back by every reader here:
-:func:`read_parquet`, :func:`read_columns`, :func:`scan_keyed`, :func:`row_groups_keyed`); no
+:func:`read_parquet`, :func:`read_columns`, :func:`scan_keyed`, :func:`row_groups_keyed`; the
+file's metadata lists each row group's first key, :data:`GROUP_KEYS`, so that
+:func:`row_of_key` reads one row group to find a position); no
 edges file (children are regenerated from the rules). Tier files written before 2026-12-06 hold
 ``key`` itself and read the same.
 
@@ -334,18 +336,40 @@ def scan_keyed(path: str | Path | list[str]) -> pl.LazyFrame:
     return scans[0] if len(scans) == 1 else pl.concat(scans, how="vertical")
 
 
+#: file metadata of a table with :data:`KEY_DELTA`: the first key of each row group (JSON list)
+GROUP_KEYS = "pyramids_group_first_keys"
+
+
 def row_of_key(path: str | Path, key: int) -> pl.DataFrame:
     """The row of a table file whose key is ``key`` (no row when there is none; keys are
     unique): a filter pushed into the scan where the file holds keys; where it holds
-    :data:`KEY_DELTA` (sorted keys), the deltas summed, the row found by binary search and read
-    alone."""
-    if KEY_DELTA not in pq.read_schema(path).names:
+    :data:`KEY_DELTA` (sorted keys), the row group is found by the first keys the file lists
+    (:data:`GROUP_KEYS`), its deltas summed from its first key, and the row read from it alone."""
+    pf = pq.ParquetFile(path)
+    if KEY_DELTA not in pf.schema_arrow.names:
         return pl.scan_parquet(path).filter(pl.col("key") == key).collect()
-    keys = keys_from_deltas(pl.read_parquet(path, columns=[KEY_DELTA])[KEY_DELTA].to_numpy())
-    i = int(np.searchsorted(keys, np.uint64(key)))
-    found = i < len(keys) and int(keys[i]) == int(key)
-    row = pl.scan_parquet(path).slice(i if found else 0, 1 if found else 0).collect()
-    return row.with_columns(pl.Series(KEY_DELTA, [int(key)] * row.height, dtype=pl.UInt64)).rename({KEY_DELTA: "key"})
+    firsts = json.loads((pf.metadata.metadata or {}).get(GROUP_KEYS.encode(), b"null"))
+    key = int(key)
+    if firsts is None or len(firsts) != pf.num_row_groups:  # (not written by write_parquet: read it all)
+        groups, bases = range(pf.num_row_groups), None
+    else:
+        g = int(np.searchsorted(np.array(firsts, dtype=np.uint64), np.uint64(key), side="right")) - 1
+        groups, bases = ([g] if g >= 0 else []), firsts
+    last = 0
+    for g in groups:
+        part = pf.read_row_group(g)
+        deltas = part.column(KEY_DELTA).to_numpy()
+        if bases is not None and len(deltas):
+            last = (bases[g] - int(deltas[0])) % (1 << 64)  # the key before the group's first
+        keys = keys_from_deltas(deltas, last)
+        if len(keys):
+            last = int(keys[-1])
+        i = int(np.searchsorted(keys, np.uint64(key)))
+        if i < len(keys) and int(keys[i]) == key:
+            row = pl.from_arrow(part.slice(i, 1))
+            return row.with_columns(pl.Series(KEY_DELTA, [key], dtype=pl.UInt64)).rename({KEY_DELTA: "key"})
+    empty = pl.from_arrow(pf.schema_arrow.empty_table())
+    return empty.with_columns(pl.col(KEY_DELTA).cast(pl.UInt64)).rename({KEY_DELTA: "key"})
 
 
 def row_groups_keyed(path: str | Path, columns: list[str]) -> Iterator[tuple[pa.Table, np.ndarray]]:
@@ -381,19 +405,28 @@ def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path,
     os.close(fd)
     writer = None
     last = 0
+    firsts: list[int] | None = None  # with key deltas: each row group's first key
     try:
         for frame in frames:
             table = frame if isinstance(frame, pa.Table) else frame.to_arrow()
             if key_deltas and "key" in table.column_names:
+                firsts = [] if firsts is None else firsts
+                if table.num_rows:
+                    firsts.append(int(table.column("key")[0].as_py()))
                 table, last = _keys_as_deltas(table, last)
             if writer is None:
                 old = table.schema.metadata or {}
                 schema = table.schema.with_metadata({**old, META_KEY: json.dumps(meta, sort_keys=True).encode()})
                 writer = pq.ParquetWriter(tmp, schema, **_writer_options(schema))
-            writer.write_table(table)
+            if firsts is None:
+                writer.write_table(table)
+            elif table.num_rows:  # a frame one row group, found by its first key (:func:`row_of_key`)
+                writer.write_table(table, row_group_size=table.num_rows)
             del table, frame
         if writer is None:
             raise ValueError("write_parquet needs at least one frame")
+        if firsts is not None:
+            writer.add_key_value_metadata({GROUP_KEYS: json.dumps(firsts)})
         writer.close()
         writer = None
         world_readable(tmp)

@@ -190,8 +190,8 @@ def test_tier_files_keep_key_deltas_and_every_reader_sums_them_back(tmp_path):
     under DELTA_BINARY_PACKED."""
     import numpy as np
 
-    from solver.tables import (KEY_DELTA, read_columns, read_parquet, row_groups_keyed, row_of_key, scan_keyed,
-                               write_parquet)
+    from solver.tables import (GROUP_KEYS, KEY_DELTA, read_columns, read_parquet, row_groups_keyed, row_of_key,
+                               scan_keyed, write_parquet)
 
     rng = np.random.default_rng(7)
     n, period = 250_000, 30_000
@@ -215,6 +215,13 @@ def test_tier_files_keep_key_deltas_and_every_reader_sums_them_back(tmp_path):
             row = row_of_key(path, int(keys[i]))
             assert row.height == 1 and int(row["key"][0]) == int(keys[i]) and int(row["value"][0]) == df["value"][i]
         assert row_of_key(path, int(keys[5]) + 1).height == 0 and "key" in row_of_key(path, 0).columns
+    # a tier file rewritten from its raw frame (deltas as a column, no list of group keys; as
+    # tests that damage a tier file do) reads the same, one row by key included
+    raw = write_parquet(pl.read_parquet(ours), tmp_path / "tier-3.parquet", {"x": 3})
+    assert GROUP_KEYS.encode() in pq.ParquetFile(ours).metadata.metadata
+    assert GROUP_KEYS.encode() not in pq.ParquetFile(raw).metadata.metadata
+    assert read_parquet(raw)[0].equals(df)
+    assert int(row_of_key(raw, int(keys[123_456]))["value"][0]) == df["value"][123_456]
     both = scan_keyed([ours, old]).filter(pl.col("key") == int(keys[200_000])).collect()
     assert both.height == 2 and both["value"].n_unique() == 1
     key_bytes = lambda p: sum(pq.ParquetFile(p).metadata.row_group(g).column(0).total_compressed_size
