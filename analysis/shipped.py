@@ -3,8 +3,9 @@
 Solves what is missing (tables under ``tables/``), then writes one balance report per shipped
 preset and the shipped rules-tuning sweeps. Everything in the reports comes from the tables.
 With ``--estimates`` it also replays the shipped full-size self-play estimates (each game's
-player calibrated on its small preset first, so the estimate report quotes it): about an hour and
-a half on 2 cores, so not part of ``make reports``.
+player calibrated on its small preset first, so the estimate report quotes it, and each MCTS
+estimate played again at a weaker budget): about an hour and three quarters on 2 cores, so not
+part of ``make reports``.
 """
 
 from __future__ import annotations
@@ -67,28 +68,48 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 #: long; Blam!: 500, on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000
 #: games where they take at most half an hour on 2 cores (a 95% interval of at most +-1%), else
 #: 2,400 (+-2%); Greener twice, the second time with the player that passes the gate on 3x4 (2,000
-#: playouts, c=0.5; 2,400 games, about 20 minutes); greedy for Carrots and Broccoli, where MCTS's
-#: full-size games do not end within 500 moves (100 playouts a move, of 200 or of 2 choices: 0 of 4
-#: games ended; the README says so) while most of greedy's do.
+#: playouts, c=0.5; 2,400 games, about 20 minutes). Each MCTS estimate also plays its games at a
+#: weaker budget (``--compare-budget``, calibrated too): the report shows how the verdict moves
+#: with the player's strength. Carrots and Broccoli: greedy, where MCTS's full-size games do not
+#: end within 500 moves (100 playouts a move, of 200 or of 2 choices: 0 of 4 games ended; the
+#: README says so) while most of greedy's do; then, with a cap of 2,000 choices, the default
+#: (blocking) evaluation against the racing one (``evaluation=race``) in both seats and each
+#: against itself: the evidence that blocking play, which wins, is what keeps games going.
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "10000", "--seed", "1"],
+    ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--option", "c=0.5",
+     "--seed", "1"],
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "2000", "--option", "c=0.5",
      "--seed", "1"],
-    ["estimate", "greener", "--player", "mcts", "--budget", "2000", "--option", "c=0.5", "--games", "2400",
-     "--seed", "1"],
+    ["estimate", "greener", "--player", "mcts", "--budget", "2000", "--option", "c=0.5", "--compare-budget", "100",
+     "--games", "2400", "--seed", "1"],
+    ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "500", "--seed", "1"],
-    ["estimate", "blam", "--player", "mcts", "--budget", "500", "--games", "10000", "--seed", "1"],
+    ["estimate", "blam", "--player", "mcts", "--budget", "500", "--compare-budget", "100", "--games", "10000",
+     "--seed", "1"],
+    ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
+     "--seed", "1"],
     ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--seed", "1"],
-    ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "10000",
+    ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--compare-budget", "20", "--games", "10000", "--seed", "1"],
+    ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
      "--seed", "1"],
     ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--seed", "1"],
-    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30", "--games", "10000",
-     "--seed", "1"],
+    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--compare-budget", "20", "--games", "10000", "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
     ["estimate", "carrots", "--player", "greedy", "--games", "2400", "--seed", "1"],
+    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--option", "evaluation=race", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--max-moves", "2000", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--option", "evaluation=race", "--games", "1000",
+     "--max-moves", "2000", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--option1", "evaluation=race", "--games", "1000",
+     "--max-moves", "2000", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--option2", "evaluation=race", "--games", "1000",
+     "--max-moves", "2000", "--seed", "1"],
 ]
 
 
@@ -106,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates (about 75 min on 2 cores: the runs of 2026-12-06 took 70.1 min of games)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about 100 min on 2 cores: the run of 2026-12-06 took 101 min, other work beside it)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
