@@ -297,7 +297,7 @@ def test_the_reply_prefers_endless_play_to_a_loss() -> None:
 # --- random recursive games ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("exact", [True, False], ids=["fractions", "float64"])
+@pytest.mark.parametrize("exact", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["fractions", "float64"])
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 10))
 def test_random_recursive_games_intervals_hold(seed: int, n: int, exact: bool) -> None:

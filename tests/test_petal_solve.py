@@ -149,6 +149,7 @@ def test_play_is_reproducible_with_a_seed(capsys, small):
     assert outs[0] == outs[1] and outs[0]
 
 
+@pytest.mark.slow  # (31 s; the Petal report is also written by test_roundwise's commands test)
 def test_report_and_tune(capsys, small, tmp_path):
     _, _, root = small
     code, out, err = run(capsys, "report", "petal", *sets(SMALL), "--out", str(root), "--reports", str(tmp_path))

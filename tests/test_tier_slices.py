@@ -100,7 +100,7 @@ def test_tier_slices_refused_where_they_cannot_be_used(tmp_path):
     assert api.load(make_game("greener", G33), out=root).meta["tier_slices"] == 1
 
 
-@pytest.mark.parametrize("point", ["tier-discovered#4", "tier-solved#6"])
+@pytest.mark.parametrize("point", [pytest.param("tier-discovered#4", marks=pytest.mark.slow), "tier-solved#6"])
 def test_killed_sliced_solve_resumes_to_the_same_table(tmp_path, point):
     """Slices share their tier's waiting positions (one file per tier of the game): `kill -9`
     between two slices' discoveries or solves, then the same command, gives the files of an

@@ -222,7 +222,7 @@ def test_sweep_with_tiered_solves_each_call_as_one_union(tmp_path):
     assert table.select(whole.setups.columns).schema == whole.setups.schema
 
 
-@pytest.mark.parametrize("point", ["tier-solved#4", "union-solved"])
+@pytest.mark.parametrize("point", [pytest.param("tier-solved#4", marks=pytest.mark.slow), "union-solved"])
 def test_killed_union_sweep_resumes_to_the_same_table(tmp_path, point):
     args = [*G33_ARGS, "--tiered", "--setup-limit", "40", "--quiet", "--workers", "1"]
     ref = _cli(["solve", *args, "--out", str(tmp_path / "ref")])
