@@ -307,10 +307,11 @@ def keys_from_deltas(deltas: np.ndarray, last: int = 0) -> np.ndarray:
     return keys
 
 
-def with_keys(df: pl.DataFrame) -> pl.DataFrame:
-    """``df`` (read from the first row of a file) with ``key`` summed back from
-    :data:`KEY_DELTA` in its place; unchanged when it has no deltas."""
-    if KEY_DELTA not in df.columns:
+def with_keys(df: "pl.DataFrame | pl.LazyFrame", names: list[str] | None = None) -> "pl.DataFrame | pl.LazyFrame":
+    """``df`` (a frame or lazy scan from the first row of a file) with ``key`` summed back from
+    :data:`KEY_DELTA` in its place; unchanged when it has no deltas (``names``: its columns,
+    when known without asking a lazy frame)."""
+    if KEY_DELTA not in (df.columns if names is None else names):
         return df
     return df.with_columns(pl.col(KEY_DELTA).cum_sum()).rename({KEY_DELTA: "key"})
 
@@ -329,10 +330,7 @@ def scan_keyed(path: str | Path | list[str]) -> pl.LazyFrame:
     paths = [str(path)] if isinstance(path, (str, Path)) else [str(p) for p in path]
     scans = []
     for one in paths:
-        lf = pl.scan_parquet(one)
-        if KEY_DELTA in pq.read_schema(one).names:
-            lf = lf.with_columns(pl.col(KEY_DELTA).cum_sum()).rename({KEY_DELTA: "key"})
-        scans.append(lf)
+        scans.append(with_keys(pl.scan_parquet(one), pq.read_schema(one).names))
     return scans[0] if len(scans) == 1 else pl.concat(scans, how="vertical")
 
 
