@@ -76,7 +76,7 @@ def test_bad_estimate_options_are_one_line(capsys, tmp_path, extra, words):
 def test_player_options_reach_the_players(capsys, tmp_path):
     """``--option NAME=VALUE`` sets any player option; the report and JSON name the players with
     their options, and a different option gives a different report folder."""
-    base = ["estimate", *BLAM, "--player", "mcts", "--budget", "5", "--games", "4", "--reports", str(tmp_path),
+    base = ["estimate", *BLAM, "--player", "mcts", "--budget", "3", "--games", "2", "--reports", str(tmp_path),
             "--json"]
     code, out, err = run(capsys, *base, "--option", "playout_moves=3", "--option", "c=0.5")
     assert code == 0, err

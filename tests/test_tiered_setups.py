@@ -78,6 +78,10 @@ def test_union_equals_the_whole_graph_on_random_setups(tmp_path_factory, rows, c
     """Random small boards (every black/white count that fits, greens the rest)."""
     if black + white > rows * cols:
         return
+    if rows * cols >= 12 and black + white >= 4:
+        # 3x4 with four or more black/white pyramids takes 7-110 s a draw (measured); the fixed
+        # cases above and the slow suite cover the large setups, so a draw here stays quick
+        return
     game = make_game("greener", dict(rows=rows, cols=cols, black=black, white=white, setup="all",
                                      tiebreak=tiebreak))
     if game.too_big() is not None:
