@@ -10,9 +10,10 @@ move cap, would take hours a game. Run ``make bench`` (which
 runs this after the solver benchmark) or ``python -m solver.bench_players --help``.
 
 The variants are the games' defaults (the full-size games of the rules); the players are
-``random``, ``greedy``, ``alphabeta`` (depth 2) and ``mcts`` (100 playouts per move; also on its
-Python tree, ``mcts-python``, and with 1,000 playouts, ``mcts-1000``, named only): the
-settings a full-size estimate uses (see the README, "Full-size games").
+``random``, ``greedy``, ``alphabeta`` (depth 2; also through the readable search,
+``alphabeta-python``, and 4 plies deep, ``alphabeta-4``, named only) and ``mcts`` (100 playouts
+per move; also on its Python tree, ``mcts-python``, and with 1,000 playouts, ``mcts-1000``, named
+only): the settings a full-size estimate uses (see the README, "Full-size games").
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ PLAYERS = {
     "random": ("random", "random", {}),
     "greedy": ("greedy", "greedy", {}),
     "alphabeta": ("alphabeta depth 2", "alphabeta", {"depth": 2}),
+    "alphabeta-python": ("alphabeta 2 python", "alphabeta", {"depth": 2, "engine": "python"}),
+    "alphabeta-4": ("alphabeta depth 4", "alphabeta", {"depth": 4}),
     "mcts": ("mcts budget 100", "mcts", {"budget": 100}),
     "mcts-python": ("mcts 100 python tree", "mcts", {"budget": 100, "tree": "python"}),
     "mcts-1000": ("mcts budget 1000", "mcts", {"budget": 1000}),
 }
 #: the cases run when none is named
-DEFAULT_PLAYERS = ["random", "greedy", "alphabeta", "mcts", "mcts-python"]
+DEFAULT_PLAYERS = ["random", "greedy", "alphabeta", "alphabeta-python", "mcts", "mcts-python"]
 
 
 class _TimeUp(Exception):
@@ -94,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", action="append", default=[], choices=GAMES,
                         help="a game to measure (repeatable; default: all five)")
     parser.add_argument("--player", action="append", default=[], choices=list(PLAYERS),
-                        help="a player to measure (repeatable; default: all but mcts-1000)")
+                        help="a player to measure (repeatable; default: all but alphabeta-4 and mcts-1000)")
     parser.add_argument("--games", type=int, default=20, help="games per case at most (default 20)")
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="seconds per case at most, after its first game (default 20)")

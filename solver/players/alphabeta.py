@@ -18,6 +18,13 @@ and move ordering (the previous iteration's scores at the root, the table's best
 Equal best moves at the root are broken at random with the game's generator (they are searched
 with a window just below the best score, so their scores are exact ties, not bounds). With a
 time limit the result depends on the machine's speed; with ``depth`` alone it is reproducible.
+The table keeps a score for a search of the same depth only (a deeper one orders the moves), so
+the scores are those of plain depth-limited minimax.
+
+Where the game gives compiled rules (two players, decisions only: Override, Greener, Blam!; see
+:meth:`solver.core.game.Game.compiled_rules`), the search below the root runs compiled
+(:mod:`solver.core.ab_jit`: the same scores, without the table); ``engine="python"`` keeps the
+readable search.
 """
 
 from __future__ import annotations
@@ -79,11 +86,15 @@ class AlphaBetaPlayer(Player):
     time_limit : float, optional
         Seconds per move: deepening stops when they run out (the deepest finished iteration
         decides; depth 1 always finishes). ``None``: no limit.
+    engine : str
+        ``"compiled"`` (default): the compiled search where the game gives compiled rules;
+        ``"python"``: the readable search always.
     """
 
     name = "alphabeta"
     depth: int = 3
     time_limit: float | None = None
+    engine: str = "compiled"
     _evaluate: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -91,9 +102,17 @@ class AlphaBetaPlayer(Player):
         if self.time_limit is not None:
             self.time_limit = float_option(self.name, "time_limit", self.time_limit, minimum=0.0, example=1.0,
                                            what="seconds per move", strict=True)
+        shape = str(self.engine).strip().lower()
+        if shape not in ("compiled", "python"):
+            raise VariantError(f"alphabeta: engine must be 'compiled' (where the game has compiled rules) or "
+                               f"'python', not {self.engine!r} (e.g. engine=python)")
+        self.engine = shape
 
     def options(self) -> dict[str, Any]:
-        return {"depth": self.depth, "time_limit": self.time_limit}
+        out: dict[str, Any] = {"depth": self.depth, "time_limit": self.time_limit}
+        if self.engine != "compiled":
+            out["engine"] = self.engine
+        return out
 
     def choose(self, game: Game, state: Any, rng: np.random.Generator) -> Action:
         if game.node_kind(state) == NodeKind.SIMULTANEOUS:
@@ -111,14 +130,24 @@ class AlphaBetaPlayer(Player):
                            "use --player mcts or random")
 
     # --- the search ---------------------------------------------------------------------
+    def _compiled_rules(self, game: Game) -> Any:
+        """The game's compiled rules when the search runs compiled: ``engine`` compiled, the
+        game's own evaluation, two players, and rules given."""
+        if self.engine != "compiled" or self._evaluate is not None or game.num_players != 2:
+            return None
+        return game.compiled_rules()
+
     def search(self, game: Game, state: Any, *, actions: list[Action] | None = None,
                depth: int | None = None) -> SearchResult:
         """Search the decision node ``state`` (see the module docstring); the scores are from the
         point of view of the player to move there."""
         check_decision(game, state, self.name)
-        s = _Search(game, game.to_move(state), self._evaluate or evaluation_for(game),
-                    None if self.time_limit is None else time.perf_counter() + self.time_limit)
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         actions = game.legal_actions(state) if actions is None else actions
+        rules = self._compiled_rules(game)
+        if rules is not None:
+            return _compiled_search(rules, state, len(actions), self.depth if depth is None else depth, deadline)
+        s = _Search(game, game.to_move(state), self._evaluate or evaluation_for(game), deadline)
         children = [game.apply(state, a) for a in actions]
         order = list(range(len(actions)))
         scores: dict[int, float] = {}
@@ -143,6 +172,22 @@ class AlphaBetaPlayer(Player):
         top = max(scores.values())
         best_moves = [i for i in range(len(actions)) if scores.get(i, -math.inf) >= top - _TIE_WINDOW]
         return SearchResult(top, scores, best_moves, finished, s.nodes)
+
+
+def _compiled_search(rules: Any, state: Any, count: int, depth: int, deadline: float | None) -> SearchResult:
+    """:meth:`AlphaBetaPlayer.search` run compiled (:mod:`solver.core.ab_jit`): the whole
+    iterative deepening in one call, with a fresh transposition table."""
+    from solver.core.ab_jit import build_search, new_table, table_size
+
+    codes, scores, finished, nodes = build_search(*rules.parts)(
+        rules.encode(state), rules.params, depth, rules.max_branch, math.inf if deadline is None else deadline,
+        *new_table(table_size(depth)))
+    if len(codes) != count:  # the compiled moves are proven equal to the rules' (test_compiled_tree)
+        raise AssertionError(f"compiled rules list {len(codes)} moves where the rules list {count}")
+    by_move = {i: float(v) for i, v in enumerate(scores)}
+    top = max(by_move.values())
+    best = [i for i in range(count) if by_move[i] >= top - _TIE_WINDOW]
+    return SearchResult(top, by_move, best, int(finished), int(nodes))
 
 
 class _Search:
@@ -188,7 +233,7 @@ class _Search:
         first = -1
         if entry is not None:
             e_depth, e_score, e_flag, first = entry
-            if e_depth >= depth:
+            if e_depth == depth:  # a deeper score would differ from this depth's minimax
                 score = _from_table(e_score, ply)
                 if e_flag == _EXACT:
                     return score

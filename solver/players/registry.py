@@ -43,7 +43,8 @@ def make_player(name: str, **options: Any) -> Player:
     value (a budget below 1, a depth below 1, ...).
 
     Options: ``alphabeta``: ``depth`` (default 3), ``time_limit`` (seconds per move, default
-    none); ``mcts``: ``budget`` (playouts per move, default 2000), ``c`` (1.4),
+    none), ``engine`` (``"compiled"``: the compiled search where the game has compiled rules,
+    default; ``"python"``: the readable search); ``mcts``: ``budget`` (playouts per move, default 2000), ``c`` (1.4),
     ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
     decoupled UCT), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
     (``"compiled"``: the game's compiled random playouts where it has them, default; ``"rules"``:

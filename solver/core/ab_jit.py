@@ -1,0 +1,272 @@
+"""The alpha-beta player's search compiled (numba), for two-player games of decisions only whose
+rules have compiled parts (:class:`solver.core.uct_jit.CompiledRules`, the same parts MCTS's
+compiled tree runs on).
+
+:func:`build_search` gives ``search(root, prm, depth, max_branch, deadline, *table)``: the same
+iterative deepening as :meth:`solver.players.alphabeta.AlphaBetaPlayer.search` at the root (each
+depth's moves in the order of the depth before, later moves searched with a window just below
+the best score), scoring each position as :meth:`solver.players.alphabeta._Search.value` does
+(a win in ``r`` plies from the root ``WIN - r``, a loss its negative, a tie 0, the game's
+evaluation in [-1, 1] at the horizon; the moves in ``legal_actions`` order, the table's best
+move first). The transposition table is an array table of the positions' two 64-bit hashes
+(:func:`new_table`; a score is used for a search of the same depth only, so the scores are those
+of plain depth-limited minimax, as the readable search's are). The recursion is a loop over an
+explicit stack: one row of positions, moves and window per ply. ``deadline``
+(``time.perf_counter()`` seconds, ``inf`` for none) is checked every 4,096 positions from the
+second depth on; past it the search stops and the deepest finished depth decides.
+``tests/test_compiled_alphabeta.py`` checks the scores against plain minimax through the readable
+rules and against the readable player.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numba import njit, objmode
+
+#: score of a win at the root (as :data:`solver.players.alphabeta.WIN`)
+WIN = 1000.0
+#: scores beyond this are forced results (:data:`solver.players.alphabeta.PROVEN`)
+PROVEN = WIN / 2
+#: the most transposition table entries (a power of two; one table per root search, 26 bytes an
+#: entry); a shallow search gets a smaller one (:func:`table_size`), which costs less to clear
+TABLE_SIZE = 1 << 20
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+
+
+def table_size(depth: int) -> int:
+    """Entries of the table for a search ``depth`` plies deep: 2**14 at 2 plies, 8 times more a
+    ply, at most :data:`TABLE_SIZE`."""
+    return min(TABLE_SIZE, 1 << (8 + 3 * max(1, depth)))
+
+
+def new_table(size: int = TABLE_SIZE) -> tuple:
+    """An empty transposition table: two 64-bit hashes of the position (both must match), the
+    depth searched (-1: empty), the score (relative to the node for forced results), the bound
+    flag and the best move's index."""
+    return (np.zeros(size, np.uint64), np.zeros(size, np.uint64), np.full(size, -1, np.int32),
+            np.zeros(size, np.float64), np.zeros(size, np.int8), np.full(size, -1, np.int32))
+
+
+@njit(cache=True, nogil=True)
+def _hashes(st):  # pragma: no cover - compiled
+    """Two independent 64-bit hashes of a position (FNV-1a-like over its int64 entries, mixed)."""
+    h1 = np.uint64(1469598103934665603)
+    h2 = np.uint64(7809847782465536322)
+    for x in st:
+        u = np.uint64(x & 0xFFFFFFFF) ^ (np.uint64((x >> 32) & 0xFFFFFFFF) << np.uint64(32))
+        h1 = (h1 ^ u) * np.uint64(1099511628211)
+        h1 ^= h1 >> np.uint64(29)
+        h2 = (h2 + u) * np.uint64(0x9E3779B97F4A7C15)
+        h2 ^= h2 >> np.uint64(31)
+    return h1, h2
+
+
+@njit(cache=True, nogil=True)
+def _to_table(score, ply):  # pragma: no cover - compiled
+    if score > PROVEN:
+        return score + ply
+    if score < -PROVEN:
+        return score - ply
+    return score
+
+
+@njit(cache=True, nogil=True)
+def _from_table(score, ply):  # pragma: no cover - compiled
+    if score > PROVEN:
+        return score - ply
+    if score < -PROVEN:
+        return score + ply
+    return score
+
+
+@njit(cache=True)
+def _now() -> float:  # pragma: no cover - compiled
+    with objmode(t="float64"):
+        t = time.perf_counter()
+    return t
+
+
+@cache
+def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, rollout: Any) -> Any:
+    """The compiled search of one game from its compiled parts (see
+    :func:`solver.core.uct_jit.build_search` for what each part does; ``rollout`` with no move
+    to play gives the evaluation). Built once per set of parts, compiled at its first call."""
+
+    @njit(nogil=True)  # not cached: numba cannot cache a function closing over others
+    def value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
+              t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
+        """The score of ``st0`` searched ``depth`` more plies in the window; returns ``(score,
+        positions visited, stopped at the deadline)``."""
+        size = len(st0)
+        width = max(max_branch, 1)
+        mask = np.uint64(len(t1) - 1)
+        states = np.empty((depth + 1, size), np.int64)
+        mv = np.empty((depth + 1, width), np.int64)
+        order = np.empty((depth + 1, width), np.int64)
+        nk = np.zeros(depth + 1, np.int64)
+        nxt = np.zeros(depth + 1, np.int64)
+        al = np.empty(depth + 1)
+        be = np.empty(depth + 1)
+        a0 = np.empty(depth + 1)
+        b0 = np.empty(depth + 1)
+        bs = np.empty(depth + 1)
+        bi = np.zeros(depth + 1, np.int64)
+        slot = np.zeros(depth + 1, np.int64)
+        hh1 = np.zeros(depth + 1, np.uint64)
+        hh2 = np.zeros(depth + 1, np.uint64)
+        mx = np.zeros(depth + 1, np.bool_)
+        scratch = np.empty(size, np.int64)
+        taken = np.empty(1, np.int64)
+        counts = np.empty(1, np.int64)
+        states[0, :] = st0
+        al[0] = alpha0
+        be[0] = beta0
+        level = 0
+        nodes = 0
+        ret = 0.0
+        entering = True
+        while True:
+            if entering:
+                nodes += 1
+                if (nodes & 4095) == 0 and deadline < math.inf and _now() > deadline:
+                    return 0.0, nodes, True
+                st = states[level]
+                ply = ply0 + level
+                if ended(st, prm):
+                    r = final(st, prm)
+                    if me == 1:
+                        r = -r
+                    ret = 0.0 if r == 0 else (WIN - ply) * r
+                    entering = False
+                    continue
+                rem = depth - level
+                if rem <= 0:
+                    scratch[:] = st
+                    v = rollout(scratch, prm, 0, taken, counts)
+                    if me == 1:
+                        v = -v
+                    ret = -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
+                    entering = False
+                    continue
+                h1, h2 = _hashes(st)
+                at = np.int64(h1 & mask)
+                first = -1
+                if t1[at] == h1 and t2[at] == h2 and tdepth[at] >= 0:
+                    first = tbest[at]
+                    if tdepth[at] == rem:  # a deeper score would differ from this depth's minimax
+                        score = _from_table(tscore[at], ply)
+                        f = tflag[at]
+                        if f == _EXACT or (f == _LOWER and score >= be[level]) or \
+                                (f == _UPPER and score <= al[level]):
+                            ret = score
+                            entering = False
+                            continue
+                k = moves(st, prm, mv[level])
+                nk[level] = k
+                for i in range(k):
+                    order[level, i] = i
+                if 0 <= first < k:  # the table's best move first, the others in their order
+                    for i in range(first, 0, -1):
+                        order[level, i] = i - 1
+                    order[level, 0] = first
+                slot[level] = at
+                hh1[level] = h1
+                hh2[level] = h2
+                a0[level] = al[level]
+                b0[level] = be[level]
+                mx[level] = mover(st, prm) == me
+                bs[level] = -np.inf if mx[level] else np.inf
+                bi[level] = order[level, 0]
+                nxt[level] = 1
+                states[level + 1, :] = st
+                play(states[level + 1], prm, mv[level, order[level, 0]])
+                al[level + 1] = al[level]
+                be[level + 1] = be[level]
+                level += 1
+                continue
+            if level == 0:
+                return ret, nodes, False
+            level -= 1
+            just = order[level, nxt[level] - 1]
+            if mx[level]:
+                if ret > bs[level]:
+                    bs[level] = ret
+                    bi[level] = just
+                if bs[level] > al[level]:
+                    al[level] = bs[level]
+            else:
+                if ret < bs[level]:
+                    bs[level] = ret
+                    bi[level] = just
+                if bs[level] < be[level]:
+                    be[level] = bs[level]
+            if al[level] >= be[level] or nxt[level] >= nk[level]:
+                best = bs[level]
+                at = slot[level]
+                t1[at] = hh1[level]
+                t2[at] = hh2[level]
+                tdepth[at] = depth - level
+                tscore[at] = _to_table(best, ply0 + level)
+                tflag[at] = _UPPER if best <= a0[level] else _LOWER if best >= b0[level] else _EXACT
+                tbest[at] = bi[level]
+                ret = best
+                continue
+            states[level + 1, :] = states[level]
+            play(states[level + 1], prm, mv[level, order[level, nxt[level]]])
+            nxt[level] += 1
+            al[level + 1] = al[level]
+            be[level + 1] = be[level]
+            level += 1
+            entering = True
+
+    @njit(nogil=True)  # not cached, as above
+    def search(root, prm, depth, max_branch, deadline, t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
+        """Iterative deepening at the decision node ``root`` as
+        :meth:`solver.players.alphabeta.AlphaBetaPlayer.search` does it; returns the root moves'
+        codes (``legal_actions`` order), their scores for the mover from the deepest finished
+        depth, that depth and the positions visited."""
+        me = mover(root, prm)
+        codes = np.empty(max(max_branch, 1), np.int64)
+        k = moves(root, prm, codes)
+        order = np.arange(k)
+        scores = np.full(k, np.nan)
+        now = np.empty(k)
+        child = np.empty(len(root), np.int64)
+        finished = 0
+        nodes = 0
+        for d in range(1, depth + 1):
+            best = -np.inf
+            stopped = False
+            for j in range(k):
+                i = order[j]
+                alpha = best - 1e-9 if best > -np.inf else -np.inf
+                child[:] = root
+                play(child, prm, codes[i])
+                v, n, stop = value(child, prm, me, d - 1, alpha, np.inf, 1, max_branch,
+                                   deadline if d > 1 else math.inf, t1, t2, tdepth, tscore, tflag, tbest)
+                nodes += n
+                if stop:
+                    stopped = True
+                    break
+                now[i] = v
+                if v > best:
+                    best = v
+            if stopped:
+                break
+            scores[:] = now
+            finished = d
+            order = np.argsort(-scores, kind="mergesort")
+            lost = True
+            for i in range(k):
+                if scores[i] >= -PROVEN:
+                    lost = False
+            if best > PROVEN or lost:
+                break
+        return codes[:k].copy(), scores, finished, nodes
+
+    return search
