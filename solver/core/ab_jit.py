@@ -21,6 +21,7 @@ rules and against the readable player.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from functools import cache
 from typing import Any
@@ -93,180 +94,187 @@ def _now() -> float:  # pragma: no cover - compiled
 
 @cache
 def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, rollout: Any) -> Any:
-    """The compiled search of one game from its compiled parts (see
-    :func:`solver.core.uct_jit.build_search` for what each part does; ``rollout`` with no move
-    to play gives the evaluation). Built once per set of parts, compiled at its first call."""
+    """The compiled search of one game (:func:`ab_search` with these parts; see
+    :func:`solver.core.uct_jit.build_search` for what each part does, ``rollout`` with no move
+    to play giving the evaluation). Built once per set of parts, compiled at its first call,
+    cached on disk (:mod:`solver.core.jit_build`)."""
+    from solver.core import jit_build
 
-    @njit(nogil=True)  # not cached: numba cannot cache a function closing over others
-    def value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
-              t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
-        """The score of ``st0`` searched ``depth`` more plies in the window; returns ``(score,
-        positions visited, stopped at the deadline)``."""
-        size = len(st0)
-        width = max(max_branch, 1)
-        mask = np.uint64(len(t1) - 1)
-        states = np.empty((depth + 1, size), np.int64)
-        mv = np.empty((depth + 1, width), np.int64)
-        order = np.empty((depth + 1, width), np.int64)
-        nk = np.zeros(depth + 1, np.int64)
-        nxt = np.zeros(depth + 1, np.int64)
-        al = np.empty(depth + 1)
-        be = np.empty(depth + 1)
-        a0 = np.empty(depth + 1)
-        b0 = np.empty(depth + 1)
-        bs = np.empty(depth + 1)
-        bi = np.zeros(depth + 1, np.int64)
-        slot = np.zeros(depth + 1, np.int64)
-        hh1 = np.zeros(depth + 1, np.uint64)
-        hh2 = np.zeros(depth + 1, np.uint64)
-        mx = np.zeros(depth + 1, np.bool_)
-        scratch = np.empty(size, np.int64)
-        taken = np.empty(1, np.int64)
-        counts = np.empty(1, np.int64)
-        states[0, :] = st0
-        al[0] = alpha0
-        be[0] = beta0
-        level = 0
-        nodes = 0
-        ret = 0.0
-        entering = True
-        while True:
-            if entering:
-                nodes += 1
-                if (nodes & 4095) == 0 and deadline < math.inf and _now() > deadline:
-                    return 0.0, nodes, True
-                st = states[level]
-                ply = ply0 + level
-                if ended(st, prm):
-                    r = final(st, prm)
-                    if me == 1:
-                        r = -r
-                    ret = 0.0 if r == 0 else (WIN - ply) * r
-                    entering = False
-                    continue
-                rem = depth - level
-                if rem <= 0:
-                    scratch[:] = st
-                    v = rollout(scratch, prm, 0, taken, counts)
-                    if me == 1:
-                        v = -v
-                    ret = -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
-                    entering = False
-                    continue
-                h1, h2 = _hashes(st)
-                at = np.int64(h1 & mask)
-                first = -1
-                if t1[at] == h1 and t2[at] == h2 and tdepth[at] >= 0:
-                    first = tbest[at]
-                    if tdepth[at] == rem:  # a deeper score would differ from this depth's minimax
-                        score = _from_table(tscore[at], ply)
-                        f = tflag[at]
-                        if f == _EXACT or (f == _LOWER and score >= be[level]) or \
-                                (f == _UPPER and score <= al[level]):
-                            ret = score
-                            entering = False
-                            continue
-                k = moves(st, prm, mv[level])
-                nk[level] = k
-                for i in range(k):
-                    order[level, i] = i
-                if 0 <= first < k:  # the table's best move first, the others in their order
-                    for i in range(first, 0, -1):
-                        order[level, i] = i - 1
-                    order[level, 0] = first
-                slot[level] = at
-                hh1[level] = h1
-                hh2[level] = h2
-                a0[level] = al[level]
-                b0[level] = be[level]
-                mx[level] = mover(st, prm) == me
-                bs[level] = -np.inf if mx[level] else np.inf
-                bi[level] = order[level, 0]
-                nxt[level] = 1
-                states[level + 1, :] = st
-                play(states[level + 1], prm, mv[level, order[level, 0]])
-                al[level + 1] = al[level]
-                be[level + 1] = be[level]
-                level += 1
+    parts = dict(moves=moves, play=play, mover=mover, ended=ended, final=final, rollout=rollout)
+    return jit_build.build(sys.modules[__name__], ["ab_value", "ab_search"], parts)["ab_search"]
+
+
+# The template of the search: compiled only through :func:`build_search`, whose module binds the
+# free names ``moves``, ``play``, ``mover``, ``ended``, ``final`` and ``rollout`` to one game's parts.
+
+
+def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
+          t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
+    """The score of ``st0`` searched ``depth`` more plies in the window; returns ``(score,
+    positions visited, stopped at the deadline)``."""
+    size = len(st0)
+    width = max(max_branch, 1)
+    mask = np.uint64(len(t1) - 1)
+    states = np.empty((depth + 1, size), np.int64)
+    mv = np.empty((depth + 1, width), np.int64)
+    order = np.empty((depth + 1, width), np.int64)
+    nk = np.zeros(depth + 1, np.int64)
+    nxt = np.zeros(depth + 1, np.int64)
+    al = np.empty(depth + 1)
+    be = np.empty(depth + 1)
+    a0 = np.empty(depth + 1)
+    b0 = np.empty(depth + 1)
+    bs = np.empty(depth + 1)
+    bi = np.zeros(depth + 1, np.int64)
+    slot = np.zeros(depth + 1, np.int64)
+    hh1 = np.zeros(depth + 1, np.uint64)
+    hh2 = np.zeros(depth + 1, np.uint64)
+    mx = np.zeros(depth + 1, np.bool_)
+    scratch = np.empty(size, np.int64)
+    taken = np.empty(1, np.int64)
+    counts = np.empty(1, np.int64)
+    states[0, :] = st0
+    al[0] = alpha0
+    be[0] = beta0
+    level = 0
+    nodes = 0
+    ret = 0.0
+    entering = True
+    while True:
+        if entering:
+            nodes += 1
+            if (nodes & 4095) == 0 and deadline < math.inf and _now() > deadline:
+                return 0.0, nodes, True
+            st = states[level]
+            ply = ply0 + level
+            if ended(st, prm):
+                r = final(st, prm)
+                if me == 1:
+                    r = -r
+                ret = 0.0 if r == 0 else (WIN - ply) * r
+                entering = False
                 continue
-            if level == 0:
-                return ret, nodes, False
-            level -= 1
-            just = order[level, nxt[level] - 1]
-            if mx[level]:
-                if ret > bs[level]:
-                    bs[level] = ret
-                    bi[level] = just
-                if bs[level] > al[level]:
-                    al[level] = bs[level]
-            else:
-                if ret < bs[level]:
-                    bs[level] = ret
-                    bi[level] = just
-                if bs[level] < be[level]:
-                    be[level] = bs[level]
-            if al[level] >= be[level] or nxt[level] >= nk[level]:
-                best = bs[level]
-                at = slot[level]
-                t1[at] = hh1[level]
-                t2[at] = hh2[level]
-                tdepth[at] = depth - level
-                tscore[at] = _to_table(best, ply0 + level)
-                tflag[at] = _UPPER if best <= a0[level] else _LOWER if best >= b0[level] else _EXACT
-                tbest[at] = bi[level]
-                ret = best
+            rem = depth - level
+            if rem <= 0:
+                scratch[:] = st
+                v = rollout(scratch, prm, 0, taken, counts)
+                if me == 1:
+                    v = -v
+                ret = -1.0 if v < -1.0 else 1.0 if v > 1.0 else v
+                entering = False
                 continue
-            states[level + 1, :] = states[level]
-            play(states[level + 1], prm, mv[level, order[level, nxt[level]]])
-            nxt[level] += 1
+            h1, h2 = _hashes(st)
+            at = np.int64(h1 & mask)
+            first = -1
+            if t1[at] == h1 and t2[at] == h2 and tdepth[at] >= 0:
+                first = tbest[at]
+                if tdepth[at] == rem:  # a deeper score would differ from this depth's minimax
+                    score = _from_table(tscore[at], ply)
+                    f = tflag[at]
+                    if f == _EXACT or (f == _LOWER and score >= be[level]) or \
+                            (f == _UPPER and score <= al[level]):
+                        ret = score
+                        entering = False
+                        continue
+            k = moves(st, prm, mv[level])
+            nk[level] = k
+            for i in range(k):
+                order[level, i] = i
+            if 0 <= first < k:  # the table's best move first, the others in their order
+                for i in range(first, 0, -1):
+                    order[level, i] = i - 1
+                order[level, 0] = first
+            slot[level] = at
+            hh1[level] = h1
+            hh2[level] = h2
+            a0[level] = al[level]
+            b0[level] = be[level]
+            mx[level] = mover(st, prm) == me
+            bs[level] = -np.inf if mx[level] else np.inf
+            bi[level] = order[level, 0]
+            nxt[level] = 1
+            states[level + 1, :] = st
+            play(states[level + 1], prm, mv[level, order[level, 0]])
             al[level + 1] = al[level]
             be[level + 1] = be[level]
             level += 1
-            entering = True
+            continue
+        if level == 0:
+            return ret, nodes, False
+        level -= 1
+        just = order[level, nxt[level] - 1]
+        if mx[level]:
+            if ret > bs[level]:
+                bs[level] = ret
+                bi[level] = just
+            if bs[level] > al[level]:
+                al[level] = bs[level]
+        else:
+            if ret < bs[level]:
+                bs[level] = ret
+                bi[level] = just
+            if bs[level] < be[level]:
+                be[level] = bs[level]
+        if al[level] >= be[level] or nxt[level] >= nk[level]:
+            best = bs[level]
+            at = slot[level]
+            t1[at] = hh1[level]
+            t2[at] = hh2[level]
+            tdepth[at] = depth - level
+            tscore[at] = _to_table(best, ply0 + level)
+            tflag[at] = _UPPER if best <= a0[level] else _LOWER if best >= b0[level] else _EXACT
+            tbest[at] = bi[level]
+            ret = best
+            continue
+        states[level + 1, :] = states[level]
+        play(states[level + 1], prm, mv[level, order[level, nxt[level]]])
+        nxt[level] += 1
+        al[level + 1] = al[level]
+        be[level + 1] = be[level]
+        level += 1
+        entering = True
 
-    @njit(nogil=True)  # not cached, as above
-    def search(root, prm, depth, max_branch, deadline, t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
-        """Iterative deepening at the decision node ``root`` as
-        :meth:`solver.players.alphabeta.AlphaBetaPlayer.search` does it; returns the root moves'
-        codes (``legal_actions`` order), their scores for the mover from the deepest finished
-        depth, that depth and the positions visited."""
-        me = mover(root, prm)
-        codes = np.empty(max(max_branch, 1), np.int64)
-        k = moves(root, prm, codes)
-        order = np.arange(k)
-        scores = np.full(k, np.nan)
-        now = np.empty(k)
-        child = np.empty(len(root), np.int64)
-        finished = 0
-        nodes = 0
-        for d in range(1, depth + 1):
-            best = -np.inf
-            stopped = False
-            for j in range(k):
-                i = order[j]
-                alpha = best - 1e-9 if best > -np.inf else -np.inf
-                child[:] = root
-                play(child, prm, codes[i])
-                v, n, stop = value(child, prm, me, d - 1, alpha, np.inf, 1, max_branch,
-                                   deadline if d > 1 else math.inf, t1, t2, tdepth, tscore, tflag, tbest)
-                nodes += n
-                if stop:
-                    stopped = True
-                    break
-                now[i] = v
-                if v > best:
-                    best = v
-            if stopped:
+def ab_search(root, prm, depth, max_branch, deadline, t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
+    """Iterative deepening at the decision node ``root`` as
+    :meth:`solver.players.alphabeta.AlphaBetaPlayer.search` does it; returns the root moves'
+    codes (``legal_actions`` order), their scores for the mover from the deepest finished
+    depth, that depth and the positions visited."""
+    me = mover(root, prm)
+    codes = np.empty(max(max_branch, 1), np.int64)
+    k = moves(root, prm, codes)
+    order = np.arange(k)
+    scores = np.full(k, np.nan)
+    now = np.empty(k)
+    child = np.empty(len(root), np.int64)
+    finished = 0
+    nodes = 0
+    for d in range(1, depth + 1):
+        best = -np.inf
+        stopped = False
+        for j in range(k):
+            i = order[j]
+            alpha = best - 1e-9 if best > -np.inf else -np.inf
+            child[:] = root
+            play(child, prm, codes[i])
+            v, n, stop = ab_value(child, prm, me, d - 1, alpha, np.inf, 1, max_branch,
+                               deadline if d > 1 else math.inf, t1, t2, tdepth, tscore, tflag, tbest)
+            nodes += n
+            if stop:
+                stopped = True
                 break
-            scores[:] = now
-            finished = d
-            order = np.argsort(-scores, kind="mergesort")
-            lost = True
-            for i in range(k):
-                if scores[i] >= -PROVEN:
-                    lost = False
-            if best > PROVEN or lost:
-                break
-        return codes[:k].copy(), scores, finished, nodes
+            now[i] = v
+            if v > best:
+                best = v
+        if stopped:
+            break
+        scores[:] = now
+        finished = d
+        order = np.argsort(-scores, kind="mergesort")
+        lost = True
+        for i in range(k):
+            if scores[i] >= -PROVEN:
+                lost = False
+        if best > PROVEN or lost:
+            break
+    return codes[:k].copy(), scores, finished, nodes
 
-    return search

@@ -16,6 +16,7 @@ readable rules and the search's proofs equal to the exact tables.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Callable
@@ -60,8 +61,9 @@ def or_pass(out, k):
 
 @cache
 def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, rollout: Any) -> Any:
-    """The compiled search of one game, from its compiled functions (each ``@njit``; built once
-    per set of functions, compiled at its first call):
+    """The compiled search of one game (:func:`tree_search` with these parts; built once per set
+    of functions, compiled at its first call, cached on disk: :mod:`solver.core.jit_build`), from
+    its compiled functions (each ``@njit``):
 
     * ``moves(st, prm, out) -> k``: the legal move codes of the position, in the order of the
       game's ``legal_actions``, into ``out``;
@@ -74,138 +76,145 @@ def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, roll
       when the game has not ended.
     """
 
-    @njit(nogil=True)  # not cached: numba cannot cache a function closing over others
-    def search(root, prm, root_moves, budget, c, playout_moves, seed, solver, max_branch):  # pragma: no cover
-        """``budget`` iterations from ``root`` (whose moves are ``root_moves``); returns the root's
-        children: their codes, visits, summed results for the root's mover, and proven results
-        for the root's mover (NaN where unproven)."""
-        np.random.seed(seed)
-        cap = 1 + len(root_moves) + budget * max_branch
-        first = np.full(cap, -1, np.int64)
-        nkids = np.zeros(cap, np.int64)
-        tried = np.zeros(cap, np.int64)
-        code = np.zeros(cap, np.int64)
-        who = np.zeros(cap, np.int8)
-        visits = np.zeros(cap, np.int64)
-        wins = np.zeros(cap, np.float64)  # summed results of the player choosing the node's move
-        proven = np.zeros(cap, np.bool_)
-        exact = np.zeros(cap, np.float64)  # a proven node's result for player 0
-        buf = np.empty(max(max_branch, len(root_moves)), np.int64)
-        taken = np.empty(playout_moves + 1, np.int64)
-        counts = np.empty(playout_moves + 1, np.int64)
-        path = np.empty(budget + 2, np.int64)
-        st = root.copy()
-        who[0] = mover(st, prm)
-        used = 1
-        for _ in range(budget):
-            if proven[0]:
-                break
-            st[:] = root
-            node = 0
-            depth = 0
-            path[0] = 0
-            v = 0.0
-            while True:
-                if proven[node]:
-                    v = exact[node]
-                    break
-                if first[node] < 0:  # the second visit: list the moves, in random order
-                    if node == 0:
-                        k = len(root_moves)
-                        buf[:k] = root_moves
-                    else:
-                        k = moves(st, prm, buf)
-                    for i in range(k - 1, 0, -1):
-                        j = int(np.random.random() * (i + 1))
-                        if j > i:
-                            j = i
-                        t = buf[i]
-                        buf[i] = buf[j]
-                        buf[j] = t
-                    first[node] = used
-                    nkids[node] = k
-                    code[used:used + k] = buf[:k]
-                    used += k
-                if tried[node] < nkids[node]:  # an untried move: a new leaf, then a playout
-                    child = first[node] + tried[node]
-                    tried[node] += 1
-                    play(st, prm, code[child])
-                    who[child] = mover(st, prm)
-                    depth += 1
-                    path[depth] = child
-                    if ended(st, prm):
-                        v = final(st, prm)
-                        proven[child] = True
-                        exact[child] = v
-                    else:
-                        v = rollout(st, prm, playout_moves, taken, counts)
-                    break
-                # UCB1 on the mover's results in [0, 1]; a move proven to lose is not chosen again
-                p = who[node]
-                log_total = math.log(max(visits[node], 1))
-                best = -np.inf
-                pick = -1
-                ties = 0
-                for ch in range(first[node], first[node] + nkids[node]):
-                    if solver and proven[ch] and (exact[ch] if p == 0 else -exact[ch]) <= -1.0:
-                        continue
-                    score = 0.5 * (wins[ch] / visits[ch] + 1.0) + c * math.sqrt(log_total / visits[ch])
-                    if score > best + 1e-12:
-                        best = score
-                        pick = ch
-                        ties = 1
-                    elif score > best - 1e-12:
-                        ties += 1
-                        if np.random.random() * ties < 1.0:
-                            pick = ch
-                play(st, prm, code[pick])
-                node = pick
-                depth += 1
-                path[depth] = node
-            for d in range(depth + 1):
-                nd = path[d]
-                visits[nd] += 1
-                if d > 0:
-                    wins[nd] += v if who[path[d - 1]] == 0 else -v
-            if not solver:
-                continue
-            for d in range(depth - 1, -1, -1):  # MCTS-Solver, from the leaf's parent up
-                nd = path[d]
-                ch = path[d + 1]
-                if proven[nd] or not proven[ch]:
-                    break
-                p = who[nd]
-                got = exact[ch] if p == 0 else -exact[ch]
-                wins[ch] = got * visits[ch]
-                if got >= 1.0:
-                    proven[nd] = True
-                    exact[nd] = exact[ch]
-                    continue
-                if tried[nd] < nkids[nd]:
-                    break
-                best = -np.inf
-                for kid in range(first[nd], first[nd] + nkids[nd]):
-                    if not proven[kid]:
-                        best = np.nan
-                        break
-                    mine = exact[kid] if p == 0 else -exact[kid]
-                    if mine > best:
-                        best = mine
-                if np.isnan(best):
-                    break
-                proven[nd] = True
-                exact[nd] = best if p == 0 else -best
-        a = first[0]
-        k = nkids[0]
-        if a < 0:  # the root was never expanded (a budget of 0 is refused before)
-            return root_moves.copy(), np.zeros(len(root_moves), np.int64), np.zeros(len(root_moves)), \
-                np.full(len(root_moves), np.nan)
-        p = who[0]
-        sign = 1.0 if p == 0 else -1.0
-        out_proven = np.full(k, np.nan)
-        for i in range(k):
-            if proven[a + i]:
-                out_proven[i] = sign * exact[a + i]
-        return code[a:a + k].copy(), visits[a:a + k].copy(), wins[a:a + k].copy(), out_proven
+    from solver.core import jit_build
 
-    return search
+    parts = dict(moves=moves, play=play, mover=mover, ended=ended, final=final, rollout=rollout)
+    return jit_build.build(sys.modules[__name__], ["tree_search"], parts)["tree_search"]
+
+
+# The template of the search: compiled only through :func:`build_search`, whose module binds the
+# free names ``moves``, ``play``, ``mover``, ``ended``, ``final`` and ``rollout`` to one game's parts.
+
+def tree_search(root, prm, root_moves, budget, c, playout_moves, seed, solver, max_branch):  # pragma: no cover
+    """``budget`` iterations from ``root`` (whose moves are ``root_moves``); returns the root's
+    children: their codes, visits, summed results for the root's mover, and proven results
+    for the root's mover (NaN where unproven)."""
+    np.random.seed(seed)
+    cap = 1 + len(root_moves) + budget * max_branch
+    first = np.full(cap, -1, np.int64)
+    nkids = np.zeros(cap, np.int64)
+    tried = np.zeros(cap, np.int64)
+    code = np.zeros(cap, np.int64)
+    who = np.zeros(cap, np.int8)
+    visits = np.zeros(cap, np.int64)
+    wins = np.zeros(cap, np.float64)  # summed results of the player choosing the node's move
+    proven = np.zeros(cap, np.bool_)
+    exact = np.zeros(cap, np.float64)  # a proven node's result for player 0
+    buf = np.empty(max(max_branch, len(root_moves)), np.int64)
+    taken = np.empty(playout_moves + 1, np.int64)
+    counts = np.empty(playout_moves + 1, np.int64)
+    path = np.empty(budget + 2, np.int64)
+    st = root.copy()
+    who[0] = mover(st, prm)
+    used = 1
+    for _ in range(budget):
+        if proven[0]:
+            break
+        st[:] = root
+        node = 0
+        depth = 0
+        path[0] = 0
+        v = 0.0
+        while True:
+            if proven[node]:
+                v = exact[node]
+                break
+            if first[node] < 0:  # the second visit: list the moves, in random order
+                if node == 0:
+                    k = len(root_moves)
+                    buf[:k] = root_moves
+                else:
+                    k = moves(st, prm, buf)
+                for i in range(k - 1, 0, -1):
+                    j = int(np.random.random() * (i + 1))
+                    if j > i:
+                        j = i
+                    t = buf[i]
+                    buf[i] = buf[j]
+                    buf[j] = t
+                first[node] = used
+                nkids[node] = k
+                code[used:used + k] = buf[:k]
+                used += k
+            if tried[node] < nkids[node]:  # an untried move: a new leaf, then a playout
+                child = first[node] + tried[node]
+                tried[node] += 1
+                play(st, prm, code[child])
+                who[child] = mover(st, prm)
+                depth += 1
+                path[depth] = child
+                if ended(st, prm):
+                    v = final(st, prm)
+                    proven[child] = True
+                    exact[child] = v
+                else:
+                    v = rollout(st, prm, playout_moves, taken, counts)
+                break
+            # UCB1 on the mover's results in [0, 1]; a move proven to lose is not chosen again
+            p = who[node]
+            log_total = math.log(max(visits[node], 1))
+            best = -np.inf
+            pick = -1
+            ties = 0
+            for ch in range(first[node], first[node] + nkids[node]):
+                if solver and proven[ch] and (exact[ch] if p == 0 else -exact[ch]) <= -1.0:
+                    continue
+                score = 0.5 * (wins[ch] / visits[ch] + 1.0) + c * math.sqrt(log_total / visits[ch])
+                if score > best + 1e-12:
+                    best = score
+                    pick = ch
+                    ties = 1
+                elif score > best - 1e-12:
+                    ties += 1
+                    if np.random.random() * ties < 1.0:
+                        pick = ch
+            play(st, prm, code[pick])
+            node = pick
+            depth += 1
+            path[depth] = node
+        for d in range(depth + 1):
+            nd = path[d]
+            visits[nd] += 1
+            if d > 0:
+                wins[nd] += v if who[path[d - 1]] == 0 else -v
+        if not solver:
+            continue
+        for d in range(depth - 1, -1, -1):  # MCTS-Solver, from the leaf's parent up
+            nd = path[d]
+            ch = path[d + 1]
+            if proven[nd] or not proven[ch]:
+                break
+            p = who[nd]
+            got = exact[ch] if p == 0 else -exact[ch]
+            wins[ch] = got * visits[ch]
+            if got >= 1.0:
+                proven[nd] = True
+                exact[nd] = exact[ch]
+                continue
+            if tried[nd] < nkids[nd]:
+                break
+            best = -np.inf
+            for kid in range(first[nd], first[nd] + nkids[nd]):
+                if not proven[kid]:
+                    best = np.nan
+                    break
+                mine = exact[kid] if p == 0 else -exact[kid]
+                if mine > best:
+                    best = mine
+            if np.isnan(best):
+                break
+            proven[nd] = True
+            exact[nd] = best if p == 0 else -best
+    a = first[0]
+    k = nkids[0]
+    if a < 0:  # the root was never expanded (a budget of 0 is refused before)
+        return root_moves.copy(), np.zeros(len(root_moves), np.int64), np.zeros(len(root_moves)), \
+            np.full(len(root_moves), np.nan)
+    p = who[0]
+    sign = 1.0 if p == 0 else -1.0
+    out_proven = np.full(k, np.nan)
+    for i in range(k):
+        if proven[a + i]:
+            out_proven[i] = sign * exact[a + i]
+    return code[a:a + k].copy(), visits[a:a + k].copy(), wins[a:a + k].copy(), out_proven
+
