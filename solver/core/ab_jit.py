@@ -37,6 +37,9 @@ PROVEN = WIN / 2
 #: entry); a shallow search gets a smaller one (:func:`table_size`), which costs less to clear
 TABLE_SIZE = 1 << 20
 _EXACT, _LOWER, _UPPER = 0, 1, 2
+#: move codes share this many counters of the history heuristic (cut-offs by a move, weighted by
+#: the depth left squared), which orders the moves at a node before the table's best move
+HISTORY_MASK = (1 << 12) - 1
 
 
 def table_size(depth: int) -> int:
@@ -109,7 +112,7 @@ def build_search(moves: Any, play: Any, mover: Any, ended: Any, final: Any, roll
 
 
 def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
-          t1, t2, tdepth, tscore, tflag, tbest):  # pragma: no cover
+             t1, t2, tdepth, tscore, tflag, tbest, hist):  # pragma: no cover
     """The score of ``st0`` searched ``depth`` more plies in the window; returns ``(score,
     positions visited, stopped at the deadline)``."""
     size = len(st0)
@@ -178,11 +181,19 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
                         continue
             k = moves(st, prm, mv[level])
             nk[level] = k
-            for i in range(k):
-                order[level, i] = i
+            for i in range(k):  # by the history of cut-offs (stable), then the table's move first
+                h = hist[mv[level, i] & HISTORY_MASK]
+                j = i
+                while j > 0 and hist[mv[level, order[level, j - 1]] & HISTORY_MASK] < h:
+                    order[level, j] = order[level, j - 1]
+                    j -= 1
+                order[level, j] = i
             if 0 <= first < k:  # the table's best move first, the others in their order
-                for i in range(first, 0, -1):
-                    order[level, i] = i - 1
+                at_first = 0
+                while order[level, at_first] != first:
+                    at_first += 1
+                for i in range(at_first, 0, -1):
+                    order[level, i] = order[level, i - 1]
                 order[level, 0] = first
             slot[level] = at
             hh1[level] = h1
@@ -215,6 +226,8 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
                 bi[level] = just
             if bs[level] < be[level]:
                 be[level] = bs[level]
+        if al[level] >= be[level] and nxt[level] < nk[level]:  # a cut-off: remember the move
+            hist[mv[level, just] & HISTORY_MASK] += (depth - level) * (depth - level)
         if al[level] >= be[level] or nxt[level] >= nk[level]:
             best = bs[level]
             at = slot[level]
@@ -246,6 +259,7 @@ def ab_search(root, prm, depth, max_branch, deadline, t1, t2, tdepth, tscore, tf
     scores = np.full(k, np.nan)
     now = np.empty(k)
     child = np.empty(len(root), np.int64)
+    hist = np.zeros(HISTORY_MASK + 1)
     finished = 0
     nodes = 0
     for d in range(1, depth + 1):
@@ -257,7 +271,7 @@ def ab_search(root, prm, depth, max_branch, deadline, t1, t2, tdepth, tscore, tf
             child[:] = root
             play(child, prm, codes[i])
             v, n, stop = ab_value(child, prm, me, d - 1, alpha, np.inf, 1, max_branch,
-                               deadline if d > 1 else math.inf, t1, t2, tdepth, tscore, tflag, tbest)
+                                  deadline if d > 1 else math.inf, t1, t2, tdepth, tscore, tflag, tbest, hist)
             nodes += n
             if stop:
                 stopped = True
