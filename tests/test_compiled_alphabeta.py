@@ -117,3 +117,16 @@ def test_engine_option_is_checked_and_named():
         AlphaBetaPlayer(engine="fast")
     assert make_player("alphabeta", engine="python").options()["engine"] == "python"
     assert "engine" not in make_player("alphabeta").options()
+
+
+def test_a_search_of_some_moves_only_scores_those_moves():
+    """``search(actions=...)`` with a list other than the position's own moves searches those
+    (through the readable search): indices refer to the list given."""
+    game = make_game("blam", dict(rows=3, cols=3, per_size=1))
+    state = _positions(game, 3, 1, 4)[0]
+    actions = game.legal_actions(state)
+    some = actions[::-1][:3]
+    got = AlphaBetaPlayer(depth=2).search(game, state, actions=some)
+    me = game.to_move(state)
+    want = [_minimax(game, game.apply(state, a), me, 1, 1) for a in some]
+    assert sorted(got.best) == [i for i, v in enumerate(want) if v >= max(want) - 1e-9]

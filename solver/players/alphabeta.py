@@ -22,9 +22,10 @@ The table keeps a score for a search of the same depth only (a deeper one orders
 the scores are those of plain depth-limited minimax.
 
 Where the game gives compiled rules (two players, decisions only: Override, Greener, Blam!; see
-:meth:`solver.core.game.Game.compiled_rules`), the search below the root runs compiled
-(:mod:`solver.core.ab_jit`: the same scores, without the table); ``engine="python"`` keeps the
-readable search.
+:meth:`solver.core.game.Game.compiled_rules`), the whole search runs compiled
+(:mod:`solver.core.ab_jit`: the same scores; its table holds hashes of the positions, and the
+moves at a node are ordered by the history of cut-offs too); ``engine="python"`` keeps the
+readable search, as does a search asked about a list of moves other than the position's own.
 """
 
 from __future__ import annotations
@@ -143,9 +144,10 @@ class AlphaBetaPlayer(Player):
         point of view of the player to move there."""
         check_decision(game, state, self.name)
         deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
-        actions = game.legal_actions(state) if actions is None else actions
+        legal = game.legal_actions(state)
+        actions = legal if actions is None else actions
         rules = self._compiled_rules(game)
-        if rules is not None:
+        if rules is not None and list(actions) == legal:
             return _compiled_search(rules, state, len(actions), self.depth if depth is None else depth, deadline)
         s = _Search(game, game.to_move(state), self._evaluate or evaluation_for(game), deadline)
         children = [game.apply(state, a) for a in actions]
