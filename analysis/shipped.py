@@ -68,7 +68,8 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 #: long; Blam!: 500, on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000
 #: games where they take at most half an hour on 2 cores (a 95% interval of at most +-1%), else
 #: 2,400 (+-2%); Greener twice, the second time with the player that passes the gate on 3x4 (2,000
-#: playouts, c=0.5; 2,400 games, about 20 minutes). Each MCTS estimate also plays its games at a
+#: playouts, c=0.5; 2,400 games, about 20 minutes), and a third time by another kind of player that
+#: passes it, compiled alpha-beta 6 plies deep (1,000 games, about 15 minutes). Each MCTS estimate also plays its games at a
 #: weaker budget (``--compare-budget``, calibrated too): the report shows how the verdict moves
 #: with the player's strength. Carrots and Broccoli: greedy, where MCTS's full-size games do not
 #: end within 500 moves (100 playouts a move, of 200 or of 2 choices: 0 of 4 games ended; the
@@ -84,6 +85,8 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "2000", "--option", "c=0.5", "--compare-budget", "100",
      "--games", "2400", "--seed", "1"],
+    ["calibrate", "greener", "--preset", "3x4", "--player", "alphabeta", "--depth", "6", "--seed", "1"],
+    ["estimate", "greener", "--player", "alphabeta", "--depth", "6", "--games", "1000", "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "500", "--seed", "1"],
     ["estimate", "blam", "--player", "mcts", "--budget", "500", "--compare-budget", "100", "--games", "10000",
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates and their calibrations (about 100 min on 2 cores: the run of 2026-12-06 took 101 min, other work beside it)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, was added)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
