@@ -233,7 +233,7 @@ def test_tier_tasks_on_dask_equal_the_threaded_tiered_solve(tmp_path, cluster):
     assert on_dask.meta["counts"] == threads.meta["counts"]
 
 
-@pytest.mark.parametrize("slices", [1, 3])
+@pytest.mark.parametrize("slices", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_union_of_setups_on_dask_equals_the_whole_graph(tmp_path, cluster, slices):
     """A random setup tier by tier (every setup's positions together, issue 35) with its tiers
     (cut in slices: each slice a task) as Dask tasks: the same positions, setups table and
