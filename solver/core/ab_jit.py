@@ -29,14 +29,15 @@ from typing import Any
 import numpy as np
 from numba import njit, objmode
 
-#: score of a win at the root (as :data:`solver.players.alphabeta.WIN`)
+#: score of a win at the root (a win in ``r`` plies scores ``WIN - r``; the readable search's too)
 WIN = 1000.0
-#: scores beyond this are forced results (:data:`solver.players.alphabeta.PROVEN`)
+#: scores beyond this are forced results, not evaluations
 PROVEN = WIN / 2
 #: the most transposition table entries (a power of two; one table per root search, 26 bytes an
 #: entry); a shallow search gets a smaller one (:func:`table_size`), which costs less to clear
 TABLE_SIZE = 1 << 20
-_EXACT, _LOWER, _UPPER = 0, 1, 2
+#: the flags of a table's score: exact, a lower bound, an upper bound
+EXACT, LOWER, UPPER = 0, 1, 2
 #: move codes share this many counters of the history heuristic (cut-offs by a move, weighted by
 #: the depth left squared), which orders the moves at a node before the table's best move
 HISTORY_MASK = (1 << 12) - 1
@@ -174,8 +175,8 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
                 if tdepth[at] == rem:  # a deeper score would differ from this depth's minimax
                     score = _from_table(tscore[at], ply)
                     f = tflag[at]
-                    if f == _EXACT or (f == _LOWER and score >= be[level]) or \
-                            (f == _UPPER and score <= al[level]):
+                    if f == EXACT or (f == LOWER and score >= be[level]) or \
+                            (f == UPPER and score <= al[level]):
                         ret = score
                         entering = False
                         continue
@@ -235,7 +236,7 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
             t2[at] = hh2[level]
             tdepth[at] = depth - level
             tscore[at] = _to_table(best, ply0 + level)
-            tflag[at] = _UPPER if best <= a0[level] else _LOWER if best >= b0[level] else _EXACT
+            tflag[at] = UPPER if best <= a0[level] else LOWER if best >= b0[level] else EXACT
             tbest[at] = bi[level]
             ret = best
             continue

@@ -37,17 +37,13 @@ from typing import Any
 
 import numpy as np
 
+from solver.core.ab_jit import EXACT, LOWER, UPPER, PROVEN, WIN, build_search, new_table, table_size
 from solver.core.game import Game, NodeKind
 from solver.errors import VariantError
 from solver.players.base import (Action, Player, chance_list, check_decision, float_option, game_title, int_option,
                                  pick)
 from solver.players.evals import evaluation_for
 
-#: score of a win at the root (a win in ``r`` plies scores ``WIN - r``)
-WIN = 1000.0
-#: scores beyond this are forced results, not evaluations
-PROVEN = WIN / 2
-_EXACT, _LOWER, _UPPER = 0, 1, 2
 _TIE_WINDOW = 1e-9
 
 
@@ -179,8 +175,6 @@ class AlphaBetaPlayer(Player):
 def _compiled_search(rules: Any, state: Any, count: int, depth: int, deadline: float | None) -> SearchResult:
     """:meth:`AlphaBetaPlayer.search` run compiled (:mod:`solver.core.ab_jit`): the whole
     iterative deepening in one call, with a fresh transposition table."""
-    from solver.core.ab_jit import build_search, new_table, table_size
-
     codes, scores, finished, nodes = build_search(*rules.parts)(
         rules.encode(state), rules.params, depth, rules.max_branch, math.inf if deadline is None else deadline,
         *new_table(table_size(depth)))
@@ -237,11 +231,11 @@ class _Search:
             e_depth, e_score, e_flag, first = entry
             if e_depth == depth:  # a deeper score would differ from this depth's minimax
                 score = _from_table(e_score, ply)
-                if e_flag == _EXACT:
+                if e_flag == EXACT:
                     return score
-                if e_flag == _LOWER and score >= beta:
+                if e_flag == LOWER and score >= beta:
                     return score
-                if e_flag == _UPPER and score <= alpha:
+                if e_flag == UPPER and score <= alpha:
                     return score
         actions = g.legal_actions(state)
         order = list(range(len(actions)))
@@ -271,7 +265,7 @@ class _Search:
                     beta = best
                 if alpha >= beta:
                     break
-        flag = _UPPER if best <= a0 else _LOWER if best >= b0 else _EXACT
+        flag = UPPER if best <= a0 else LOWER if best >= b0 else EXACT
         if len(self.table) > 2_000_000:
             self.table.clear()
         self.table[state] = (depth, _to_table(best, ply), flag, best_i)
