@@ -54,7 +54,8 @@ def _write(folder: Path, add: int) -> None:
 
 
 def _run(folder: Path, jit_dir: Path | str) -> dict:
-    env = dict(os.environ, PYRAMIDS_JIT_DIR=str(jit_dir), NUMBA_CACHE_DIR=str(folder / "numba"))
+    env = dict(os.environ, PYRAMIDS_JIT_DIR=str(jit_dir))
+    env.pop("NUMBA_CACHE_DIR", None)  # numba's cache beside each file (all under tmp_path)
     out = subprocess.run([sys.executable, "-c", RUN, str(folder)], env=env, capture_output=True, text=True,
                          check=True, timeout=300)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -73,7 +74,7 @@ def test_built_code_is_cached_between_processes_and_rebuilt_when_a_part_changes(
     _write(tmp_path, 2)  # a part's source changed: a new module, compiled afresh, the new answer
     changed = _run(tmp_path, jit_dir)
     assert changed == {"value": 52, "hits": 0, "misses": 1}
-    assert len(list(jit_dir.glob("*.py"))) == 2
+    assert len(list(jit_dir.glob("*.py"))) == 1  # the new module replaced the old one
 
 
 def test_an_unwritable_folder_compiles_in_memory(tmp_path):
@@ -118,3 +119,25 @@ def test_the_game_searches_are_built_through_it():
         assert fn._cache.__class__.__name__ != "NullCache"
         text = Path(sys.modules[fn.py_func.__module__].__file__).read_text()
         assert "from solver.games._blam_jit import tree_moves as moves" in text
+
+
+def test_a_rebuilt_module_replaces_the_old_one_and_its_cache(tmp_path):
+    """A changed part gives a new module; the old one (same template, functions and parts) and
+    its numba cache are removed, while another set of parts' module stays."""
+    _write(tmp_path, 1)
+    (tmp_path / "other.py").write_text(PARTS.format(add=5).replace("def inc", "def dec"))
+    jit_dir = tmp_path / "jit"
+    _run(tmp_path, jit_dir)
+    env = dict(os.environ, PYRAMIDS_JIT_DIR=str(jit_dir))
+    env.pop("NUMBA_CACHE_DIR", None)
+    other = RUN.replace("import tmpl, parts", "import tmpl, other").replace("parts.inc", "other.dec")
+    subprocess.run([sys.executable, "-c", other, str(tmp_path)], env=env, check=True, timeout=300,
+                   capture_output=True)
+    before = sorted(p.name for p in jit_dir.glob("*.py"))
+    assert len(before) == 2 and list((jit_dir / "__pycache__").glob("*.nbi"))
+    _write(tmp_path, 2)
+    assert _run(tmp_path, jit_dir)["value"] == 52
+    after = sorted(p.name for p in jit_dir.glob("*.py"))
+    assert len(after) == 2 and len(set(after) & set(before)) == 1  # the other parts' module stays
+    gone = (set(before) - set(after)).pop()
+    assert not list((jit_dir / "__pycache__").glob(gone[:-3] + ".*"))

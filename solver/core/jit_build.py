@@ -13,7 +13,8 @@ processes.
 The file's name is a hash of its text, and the text holds a hash of the source of the template's
 module and of every part's module (and numba's version): a change to any of them gives a new file
 and so a fresh compile (numba itself does not notice changes to the functions a cached function
-calls). Files go to ``$PYRAMIDS_JIT_DIR`` if set, else ``__pycache__/pyramids_jit`` beside the
+calls); the module a new one replaces is removed with its cache. Files go to
+``$PYRAMIDS_JIT_DIR`` if set, else ``__pycache__/pyramids_jit`` beside the
 template's module; where that cannot be written, or a part cannot be imported by name (a part
 made at run time), the same text is compiled in memory without a cache, as before.
 """
@@ -71,6 +72,27 @@ def _folder(template: ModuleType) -> Path | None:
     return folder
 
 
+def _prune(path: Path, text: str) -> None:
+    """Remove the modules (and their numba caches) that ``path`` replaces: the same template's
+    same functions on the same parts (the same import and ``njit`` lines), from older sources."""
+    def body(t: str) -> list[str]:
+        return [line for line in t.splitlines() if line.startswith(("import ", "from ")) or " = njit(" in line]
+
+    mine = body(text)
+    prefix = path.name.rsplit("_", 1)[0] + "_"
+    for old in path.parent.glob(f"{prefix}*.py"):
+        if old == path:
+            continue
+        try:
+            if body(old.read_text()) != mine:
+                continue  # another game's parts, or another template
+            old.unlink()
+            for cached in (old.parent / "__pycache__").glob(f"{old.stem}.*"):
+                cached.unlink()
+        except OSError:  # another process pruned it first, or the folder is not ours to clean
+            continue
+
+
 def build(template: ModuleType, functions: Sequence[str], parts: Mapping[str, Any]) -> dict[str, Any]:
     """The template's ``functions`` compiled (``njit(nogil=True)``, in this order: a later one
     may call an earlier one) with each free name of ``parts`` bound to that compiled function;
@@ -105,6 +127,7 @@ def build(template: ModuleType, functions: Sequence[str], parts: Mapping[str, An
                 tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
                 tmp.write_text(text)
                 os.replace(tmp, path)  # whole or not at all, whoever writes it at once
+                _prune(path, text)
             spec = importlib.util.spec_from_file_location(name, path)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
