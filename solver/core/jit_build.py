@@ -108,14 +108,13 @@ def build(template: ModuleType, functions: Sequence[str], parts: Mapping[str, An
         modules = [template.__name__] + [w[0] for w in where.values() if w is not None]
         head.insert(1, f"# sources {_source_digest(modules)}")
         head += [f"from {w[0]} import {w[1]} as {name}" for name, w in where.items() if w is not None]
-    tail = [f"{f} = njit(cache={cached}, nogil=True)({f})" for f in functions]
-    text = "\n".join(head) + "\n\n\n" + "\n\n".join(body) + "\n\n" + "\n".join(tail) + "\n"
     folder = _folder(template) if cached else None
+    tail = [f"{f} = njit(cache={folder is not None}, nogil=True)({f})" for f in functions]
+    text = "\n".join(head) + "\n\n\n" + "\n\n".join(body) + "\n\n" + "\n".join(tail) + "\n"
     if folder is None:  # compiled in memory, uncached
         space: dict[str, Any] = {"__name__": f"_pyramids_jit_{template.__name__.rsplit('.', 1)[-1]}"}
-        space.update(parts)
-        exec(compile(text.replace("cache=True", "cache=False"), space["__name__"], "exec"), space)
-        space.update(parts)  # the template module's names must not hide the parts
+        exec(compile(text, space["__name__"], "exec"), space)
+        space.update(parts)  # bound before the first call compiles them (over the template's names)
         return {f: space[f] for f in functions}
     key = hashlib.sha256(text.encode()).hexdigest()[:20]
     name = f"_pyramids_jit_{key}"

@@ -119,7 +119,7 @@ class AlphaBetaPlayer(Player):
         actions = game.legal_actions(state)
         if len(actions) == 1:
             return actions[0]
-        result = self.search(game, state, actions=actions)
+        result = self._search(game, state, actions, self.depth, own=True)
         return actions[pick(rng, result.best)]
 
     def choose_joint(self, game: Game, state: Any, rng: np.random.Generator) -> tuple[Action, ...]:
@@ -139,18 +139,23 @@ class AlphaBetaPlayer(Player):
         """Search the decision node ``state`` (see the module docstring); the scores are from the
         point of view of the player to move there."""
         check_decision(game, state, self.name)
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
         legal = game.legal_actions(state)
-        actions = legal if actions is None else actions
-        rules = self._compiled_rules(game)
-        if rules is not None and list(actions) == legal:
-            return _compiled_search(rules, state, len(actions), self.depth if depth is None else depth, deadline)
+        own = actions is None or list(actions) == legal
+        return self._search(game, state, legal if actions is None else actions,
+                            self.depth if depth is None else depth, own=own)
+
+    def _search(self, game: Game, state: Any, actions: list[Action], depth: int, *, own: bool) -> SearchResult:
+        """:meth:`search` of ``actions`` (``own``: the position's own moves, in their order)."""
+        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        rules = self._compiled_rules(game) if own else None
+        if rules is not None:
+            return _compiled_search(rules, state, len(actions), depth, deadline)
         s = _Search(game, game.to_move(state), self._evaluate or evaluation_for(game), deadline)
         children = [game.apply(state, a) for a in actions]
         order = list(range(len(actions)))
         scores: dict[int, float] = {}
         finished = 0
-        for d in range(1, (self.depth if depth is None else depth) + 1):
+        for d in range(1, depth + 1):
             s.check_time = d > 1
             try:
                 now: dict[int, float] = {}
