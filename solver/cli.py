@@ -278,7 +278,7 @@ def _player_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=None, help="alphabeta: search depth (default 3)")
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                    help="any other player option (repeatable), e.g. --option playout_moves=30, "
-                        "--option c=1.0, --option simultaneous=ucb, --option playouts=rules, --option solver=off, "
+                        "--option c=1.0, --option simultaneous=uniform, --option playouts=rules, --option solver=off, "
                         "--option time_limit=2; "
                         "it goes to every chosen player that has it")
     p.add_argument("--option1", action="append", default=[], metavar="NAME=VALUE",

@@ -843,3 +843,44 @@ def test_matrix_mode_solves_the_sampled_joint_results(petal_small):
     lp, rm = mean_exploitability("lp"), mean_exploitability("rm")
     assert lp < 0.15 and lp < 0.6 * rm
     assert make_player("mcts", simultaneous="lp").describe().endswith("simultaneous=lp, gamma=0.1)")
+
+
+def test_uniform_mode_mixes_every_action_alike(petal_small):
+    """``simultaneous="uniform"``: at a secret choice both mixes are uniform, with no search (no
+    random number drawn); the calibration measures exactly the uniform mix's exploitability at
+    every secret choice met (computed here from the table); moves are still searched, and a
+    search's secret choices are drawn alike (no regret grows, no action is tried first)."""
+    game, sol = petal_small
+    state = game.initial_state()
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    mixes = MCTSPlayer(budget=50, simultaneous="uniform").strategies(game, state, rng)
+    assert rng.bit_generator.state == before
+    for p, (acts, probs) in enumerate(mixes):
+        assert acts == game.player_actions(state, p) and np.allclose(probs, 1 / len(acts))
+    assert make_player("mcts", budget=30, simultaneous="uniform").describe() == \
+        "mcts(budget=30, c=1.4, playout_moves=200, simultaneous=uniform)"
+
+    class Recording(MCTSPlayer):
+        def strategies(self, game, state, rng):
+            self.seen.append(state)
+            return super().strategies(game, state, rng)
+
+    player = Recording(budget=30, simultaneous="uniform")
+    player.seen = []
+    cal = calibrate(game, player, sol, games=3, seed=2)
+    assert cal.secret_choices == len(player.seen) > 0 and cal.moves > 0
+    total = sum(_exploitability(m, np.full(len(m), 1 / len(m)), np.full(len(m[0]), 1 / len(m[0])))
+                for m in (_exact_matrix(game, sol, s) for s in player.seen))
+    assert cal.secret_exploitability == pytest.approx(total / (2 * len(player.seen)), abs=1e-6)
+
+    def searched(mode):  # the tree's statistics at a secret choice (its root here; any depth alike)
+        return MCTSPlayer(budget=1000, simultaneous=mode).run(game, state, np.random.default_rng(1))
+
+    def untouched(node):  # no regret grew, no action was tried first as decoupled UCT does
+        return (all(r == 0.0 for regs in node.reg for r in regs)
+                and all(len(u) == len(acts) for u, acts in zip(node.puntried, node.lists)))
+
+    root = searched("uniform")
+    assert untouched(root) and len(root.joint) == 36 and root.visits == 1000  # every joint choice drawn
+    assert not untouched(searched("rm")) and not untouched(searched("ucb"))  # the check can fail

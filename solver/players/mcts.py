@@ -49,6 +49,10 @@ default), one move of each class of symmetric moves is searched.
   With exact values below (a one-shot Petal round start) it is about three times less
   exploitable than regret matching at the same budget; in the full tree, where the values below
   come from random playouts, it is not better (``pyramids calibrate`` measures both).
+  ``simultaneous="uniform"``: every player's actions alike, at the root (no search there) and
+  inside the tree. At the budgets the estimates use the searched mixes are *more* exploitable
+  than this one, measured against the exact tables of Petal Battle 6 and 6-2 (their values come
+  from random playouts below; README, *Full-size games*), so it is the safer choice there.
   :meth:`MCTSPlayer.strategies` gives the distributions; :meth:`MCTSPlayer.choose_joint` draws
   the players' actions from them.
 * Results are per player (+1 win, 0 tie, -1 loss; an evaluation in between at a playout's cap),
@@ -265,7 +269,8 @@ class MCTSPlayer(Player):
     (:meth:`Game.random_playout`) where it has one, or with ``playouts="rules"`` always through
     the readable rules (the same distribution of play, another stream of random numbers). Secret simultaneous choices: ``simultaneous`` =
     ``"rm"`` (regret matching with exploration ``gamma``, default 0.1), ``"ucb"`` (decoupled
-    UCT) or ``"lp"`` (the matrix game of the root's sampled joint results). ``solver`` (``"on"``, default, or ``"off"``): prove wins and losses in the tree
+    UCT), ``"lp"`` (the matrix game of the root's sampled joint results) or ``"uniform"`` (every
+    action alike, no search at the node). ``solver`` (``"on"``, default, or ``"off"``): prove wins and losses in the tree
     (MCTS-Solver). ``symmetry`` (``"on"``, default, or ``"off"``): at a position a symmetry maps
     onto itself, search one move of each class of symmetric moves. ``tree`` (``"compiled"``,
     default, or ``"python"``): the compiled search tree where the game gives compiled rules."""
@@ -288,10 +293,10 @@ class MCTSPlayer(Player):
         self.playout_moves = int_option(self.name, "playout_moves", self.playout_moves, minimum=1, example=200,
                                         what="choices per random playout before the evaluation decides")
         method = str(self.simultaneous).strip().lower()
-        if method not in ("rm", "ucb", "lp"):
-            raise VariantError(f"mcts: simultaneous must be 'rm' (regret matching), 'ucb' (decoupled UCT) or 'lp' "
-                               f"(the matrix game of the root's sampled joint results), not {self.simultaneous!r} "
-                               "(e.g. simultaneous=rm)")
+        if method not in ("rm", "ucb", "lp", "uniform"):
+            raise VariantError(f"mcts: simultaneous must be 'rm' (regret matching), 'ucb' (decoupled UCT), 'lp' "
+                               f"(the matrix game of the root's sampled joint results) or 'uniform' (every action "
+                               f"alike, no search), not {self.simultaneous!r} (e.g. simultaneous=rm)")
         self.simultaneous = method
         self.gamma = float_option(self.name, "gamma", self.gamma, minimum=0.0, example=0.1,
                                   what="regret matching's share of uniform exploration")
@@ -312,7 +317,9 @@ class MCTSPlayer(Player):
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {"budget": self.budget, "c": self.c, "playout_moves": self.playout_moves}
-        if self.simultaneous != "rm" or self.gamma != 0.1:
+        if self.simultaneous == "uniform":  # no regret matching: gamma plays no part
+            out["simultaneous"] = "uniform"
+        elif self.simultaneous != "rm" or self.gamma != 0.1:
             out.update(simultaneous=self.simultaneous, gamma=self.gamma)
         if self.playouts != "compiled":
             out["playouts"] = self.playouts
@@ -388,9 +395,13 @@ class MCTSPlayer(Player):
     def strategies(self, game: Game, state: Any, rng: np.random.Generator) -> list[tuple[list[Action], np.ndarray]]:
         """At a simultaneous node: after the search, each player's actions and their mixed
         strategy (:meth:`choose_joint` draws from it): regret matching's average strategy, or the
-        shares of the root's visits with ``simultaneous="ucb"``."""
+        shares of the root's visits with ``simultaneous="ucb"``; every action alike with
+        ``"uniform"`` (no search)."""
         if game.node_kind(state) != NodeKind.SIMULTANEOUS:
             raise VariantError("strategies() is for secret simultaneous choices; use choose() here")
+        if self.simultaneous == "uniform":
+            lists = [game.player_actions(state, p) for p in range(game.num_players)]
+            return [(list(acts), np.full(len(acts), 1.0 / len(acts))) for acts in lists]
         root = self.run(game, state, rng)
         if self.simultaneous == "lp" and len(root.lists) == 2:
             return _matrix_mixes(root)
@@ -457,7 +468,7 @@ class MCTSPlayer(Player):
             # simultaneous: every player picks by regret matching, or by their own UCB statistics
             picks = []
             drawn: list[float] | None = None  # regret matching: the probabilities of the actions drawn
-            if self.simultaneous == "lp" and node is root:  # every joint choice sampled alike
+            if self.simultaneous == "uniform" or (self.simultaneous == "lp" and node is root):  # all alike
                 picks = [int(rng.random() * len(acts)) for acts in node.lists]
             elif self.simultaneous in ("rm", "lp"):
                 drawn = []

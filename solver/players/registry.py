@@ -46,7 +46,8 @@ def make_player(name: str, **options: Any) -> Player:
     none), ``engine`` (``"compiled"``: the compiled search where the game has compiled rules,
     default; ``"python"``: the readable search); ``mcts``: ``budget`` (playouts per move, default 2000), ``c`` (1.4),
     ``playout_moves`` (200), ``simultaneous`` (``"rm"``: regret matching, default; ``"ucb"``:
-    decoupled UCT), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
+    decoupled UCT; ``"lp"``: the matrix game of the root's sampled joint results; ``"uniform"``:
+    every action alike), ``gamma`` (regret matching's exploration, 0.1) and ``playouts``
     (``"compiled"``: the game's compiled random playouts where it has them, default; ``"rules"``:
     the readable rules); ``greedy``: ``evaluation`` (``default``, or another the game offers:
     Carrots and Broccoli's ``race``); ``random`` has none.
