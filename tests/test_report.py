@@ -429,3 +429,28 @@ def test_shipped_skip_names_a_shipped_report(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "--skip override:9x9 is not a shipped report" in err and "override:3x3-2" in err
+
+
+def test_shipped_estimate_commands_parse_and_build_their_players():
+    """Every command of ``analysis.shipped.SHIPPED_ESTIMATES`` (replayed by ``--estimates``, hours
+    of work) names a known game, preset and player options: parsed and built here without playing,
+    so a typo fails in seconds, not after the estimates before it. Each calibration is on a named
+    preset (small enough to solve exactly), each estimate of the game's default (full-size)
+    variant follows a calibration of its own player (the report quotes it)."""
+    from analysis.shipped import SHIPPED_ESTIMATES
+    from solver.cli import _check_args, _game, _players_of, _resolve_game, build_parser
+
+    calibrated: set[tuple[str, str]] = set()
+    assert SHIPPED_ESTIMATES
+    for command in SHIPPED_ESTIMATES:
+        args = build_parser().parse_args(command)
+        _resolve_game(args)
+        _check_args(args)
+        game = _game(args)
+        p1, p2 = _players_of(args)
+        if command[0] == "calibrate":
+            assert command[command.index("--preset") + 1] in type(game).presets, command
+            calibrated.add((game.name, p1.describe()))
+        else:
+            assert command[0] == "estimate" and game.is_default(), command
+            assert (game.name, p1.describe()) in calibrated, command
