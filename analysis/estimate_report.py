@@ -35,8 +35,14 @@ def estimate_dir(reports: Path, game: Any, est: Any, compared: list[str] | None 
 
 
 def calibration_path(reports: Path, game: Any, player: str) -> Path:
-    """Where ``pyramids calibrate`` keeps a player's calibration on ``game``'s exact presets."""
-    return Path(reports) / game.name / "calibrations" / f"{_safe(player)}.json"
+    """Where ``pyramids calibrate`` keeps a player's calibration on ``game``'s exact presets: the
+    player's description made safe for a file name; past 40 characters its first 32 and a hash of
+    the whole description (cut alone, ``simultaneous=uniform`` and ``simultaneous=ucb`` shared a
+    file)."""
+    name = re.sub(r"[^A-Za-z0-9.+=-]+", "-", player).strip("-")
+    if len(name) > 40:
+        name = f"{name[:32]}-{hashlib.sha1(player.encode()).hexdigest()[:7]}"
+    return Path(reports) / game.name / "calibrations" / f"{name}.json"
 
 
 def _pct(x: float) -> str:
@@ -184,9 +190,10 @@ def _calibration(reports: Path, game: Any, player: str) -> dict[str, Any] | None
     path = calibration_path(reports, game, player)
     if path.exists():
         try:
-            return json.loads(path.read_text())
+            data = json.loads(path.read_text())
         except ValueError:
             return None
+        return data if data.get("player") == player else None  # (never another player's numbers)
     return None
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from solver.api import make_game
 from tests.clirun import run
 
 BLAM = ["blam", "--preset", "3x3"]
@@ -47,6 +48,30 @@ def test_calibration_is_quoted_by_the_estimate_report(capsys, tmp_path):
     assert 0 < cal["decisive"] <= cal["moves"] and 0 <= cal["decisive_kept"] <= cal["decisive"]
     assert f"Counting only the {cal['decisive']} decisive moves" in md
     assert f"{cal['clean_games']} of its {cal['games']} games had no blunder" in md
+
+
+def test_calibrations_of_players_alike_for_40_characters_are_kept_apart(capsys, tmp_path):
+    """Two players whose descriptions agree on their first 40 characters (``simultaneous=uniform``
+    and ``simultaneous=ucb``) are calibrated into two files (they once shared one, cut at 40), a
+    short description keeps its plain name, and an estimate report never quotes a calibration
+    file written for another player."""
+    from analysis.estimate_report import calibration_path
+
+    game = make_game("blam", rows=3, cols=3)
+    one = "mcts(budget=100, c=1.4, playout_moves=30, simultaneous=uniform)"
+    two = "mcts(budget=100, c=1.4, playout_moves=30, simultaneous=ucb, gamma=0.1)"
+    assert calibration_path(tmp_path, game, one) != calibration_path(tmp_path, game, two)
+    assert calibration_path(tmp_path, game, "greedy(evaluation=race)").name == "greedy-evaluation=race.json"
+    code, out, err = run(capsys, "calibrate", *BLAM, "--out", str(tmp_path / "tables"), "--player", "greedy",
+                         "--games", "3", "--reports", str(tmp_path), "--json")
+    assert code == 0, err
+    path = calibration_path(tmp_path, game, "greedy")
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "player": "someone else"}))
+    code, out, err = run(capsys, "estimate", *BLAM, "--player", "greedy", "--games", "4",
+                         "--reports", str(tmp_path), "--json")
+    md = open(json.loads(out)["report"]).read()
+    assert "No calibration" in md and "kept the exact value" not in md
 
 
 @pytest.mark.parametrize("extra, words", [
