@@ -64,7 +64,7 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 
 #: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration before
 #: each estimate, which quotes it: on the game's largest preset solved exactly here in about a
-#: minute, issue 36's gate). MCTS with 100 playouts a move (shorter playouts where random play runs
+#: minute, issue 36's gate; Petal Battle's, 6-2, in about 13 minutes, reused from its balance report). MCTS with 100 playouts a move (shorter playouts where random play runs
 #: long; Blam!: 500, on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000
 #: games where they take at most half an hour on 2 cores (a 95% interval of at most +-1%), else
 #: 2,400 (+-2%); Greener twice, the second time with the player that passes the gate on 3x4 (2,000
@@ -97,12 +97,21 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--seed", "1"],
     ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--compare-budget", "20", "--games", "10000", "--seed", "1"],
-    ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
-     "--seed", "1"],
-    ["calibrate", "petal", "--preset", "6", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
-     "--seed", "1"],
+    # Petal Battle's gate is 6-2, the preset issue 36 names (two pyramids of each size; 8-2's table
+    # takes hours); 100 games, since its games are short (about 4 scored moves each)
+    ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
+     "--seed", "1", "--games", "100"],
+    ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--seed", "1", "--games", "100"],
     ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--compare-budget", "20", "--games", "10000", "--seed", "1"],
+    # the same with uniform secret orders: less exploitable than regret matching's at these budgets
+    ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
+     "--option", "simultaneous=uniform", "--seed", "1", "--games", "100"],
+    ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--option", "simultaneous=uniform", "--seed", "1", "--games", "100"],
+    ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
+     "--option", "simultaneous=uniform", "--compare-budget", "20", "--games", "10000", "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
     ["estimate", "carrots", "--player", "greedy", "--games", "2400", "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--option", "evaluation=race", "--seed", "1"],
@@ -130,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, was added)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
