@@ -117,6 +117,19 @@ def test_sorted_lookup_contains_is_isin(keys, seed) -> None:
         assert got.dtype == bool and np.array_equal(got, np.isin(needles, keys))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 3_000), _u64), min_size=1, max_size=400))
+def test_sorted_lookup_buckets_start_where_a_binary_search_says(keys) -> None:
+    """The bucket index, built in one linear pass: each bucket starts at the first key of at least
+    its bound (``searchsorted``, left), the last ends after every key; repeated keys too."""
+    keys = np.sort(np.array(keys + keys[: len(keys) // 3], dtype=np.uint64))
+    look = SortedLookup(keys)
+    nb = len(look.starts) - 1
+    bounds = np.arange(nb, dtype=np.uint64) << np.uint64(look.shift)
+    assert nb == (int(keys[-1]) >> look.shift) + 1
+    assert np.array_equal(look.starts, np.append(np.searchsorted(keys, bounds), len(keys)))
+
+
 def test_sorted_lookup_with_keys_of_bit_63() -> None:
     """Keys with the top bit set: the last bucket's end once wrapped to 0, so the last bucket
     looked empty and its keys were not found (hypothesis: keys 2**63 and 2**63 + 1)."""
