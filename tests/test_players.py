@@ -323,6 +323,33 @@ def test_alphabeta_averages_chance_nodes():
         assert AlphaBetaPlayer(depth=2).choose(game, 0, np.random.default_rng(seed)) == 1
 
 
+def test_alphabeta_weighs_a_chance_of_winning_as_an_expected_result():
+    """With dice in play a win scores on the evaluation's scale: a 1-in-36 chance of winning at
+    once, else a position evaluated -0.5 (expected about -0.46), loses to a sure +0.5. With a win
+    scored ``WIN - plies`` the average was about +27 and the gamble was taken. Scores by hand:
+    the gamble ``(1 + DICE_WIN * (WIN - 2) / WIN) / 36 - 0.5 * 35 / 36``, the sure move 0.5."""
+    from solver.players.alphabeta import DICE_WIN
+
+    W = (Result.WIN, Result.LOSS)
+    spec = {0: ("D", 0, [1, 2]), 1: ("C", 0, [(3, Fraction(1, 36)), (4, Fraction(35, 36))]), 3: ("T", 0, W),
+            4: ("D", 1, [5]), 2: ("D", 1, [6]), 5: ("D", 0, [7]), 6: ("D", 0, [7]), 7: ("T", 0, TIE)}
+    game = Stochastic(spec)
+    guess = {5: -0.5, 6: 0.5}
+
+    def evaluate(g, state, player):
+        v = guess.get(state, 0.0)
+        return v if player == 0 else -v
+
+    player = AlphaBetaPlayer(depth=2, _evaluate=evaluate)
+    r = player.search(game, 0)
+    assert r.scores[0] == pytest.approx((1 + DICE_WIN * (WIN - 2) / WIN) / 36 - 0.5 * 35 / 36)
+    assert r.scores[1] == pytest.approx(0.5) and r.best == [1] and r.proven() is None
+    assert all(player.choose(game, 0, np.random.default_rng(seed)) == 1 for seed in range(3))
+    sure = Stochastic({0: ("D", 0, [1, 2]), 1: ("C", 0, [(3, Fraction(1))]), 2: ("C", 0, [(4, Fraction(1))]),
+                       3: ("T", 0, W), 4: ("D", 0, [5]), 5: ("D", 1, [3])})  # a win now beats a win later
+    assert AlphaBetaPlayer(depth=4).search(sure, 0).best == [0]
+
+
 # --- MCTS and decoupled UCT ------------------------------------------------------------------
 
 def test_mcts_keeps_the_exact_value_of_most_blam_positions(blam_solution):

@@ -9,6 +9,10 @@ and move ordering (the previous iteration's scores at the root, the table's best
   loss (slower is better), 0 for a tie. Unfinished positions at the horizon score the game's
   evaluation (:mod:`solver.players.evals`), in [-1, 1], so any forced result outweighs it.
 * Chance nodes are averaged with their probabilities (expectimax; they do not use up depth).
+  In a game with dice in play a finished game scores on the evaluation's scale instead (a win
+  ``1 + DICE_WIN * (WIN - plies) / WIN``, just above any evaluation; a loss its negative), so
+  that an average weighs a win by its chance, as an expected result does (``WIN - plies`` made a
+  1-in-36 chance of winning outweigh any evaluation); such scores are never "proven".
 * A secret simultaneous choice inside the search is a horizon (scored by the evaluation): the
   search cannot look through it. Asked to *make* such a choice, the player refuses with a
   one-line :class:`VariantError` (use MCTS or random there).
@@ -45,6 +49,8 @@ from solver.players.base import (Action, Player, chance_list, check_decision, fl
 from solver.players.evals import evaluation_for
 
 _TIE_WINDOW = 1e-9
+#: with dice in play a win in ``r`` plies scores ``1 + DICE_WIN * (WIN - r) / WIN``
+DICE_WIN = 1e-3
 
 
 class _Timeout(Exception):
@@ -197,6 +203,8 @@ class _Search:
     def __init__(self, game: Game, me: int, evaluate: Any, deadline: float | None) -> None:
         self.game = game
         self.me = me
+        #: dice in play: a win scores on the evaluation's scale (see :meth:`value`)
+        self.dice = getattr(game, "chance", None) == "in-play"
         self.evaluate = evaluate
         self.deadline = deadline
         self.check_time = False
@@ -218,6 +226,10 @@ class _Search:
         kind = g.node_kind(state)
         if kind == NodeKind.TERMINAL:
             r = int(g.outcome(state).results[self.me])
+            if r and self.dice:  # a win just above any evaluation, faster a little higher: a dice
+                # average then weighs a win by its chance as an expected result (with WIN - ply a
+                # 1-in-36 chance of winning outweighed every evaluation)
+                return (1.0 + DICE_WIN * (WIN - ply) / WIN) * r
             return 0.0 if r == 0 else (WIN - ply) * r
         if depth <= 0 or kind == NodeKind.SIMULTANEOUS:
             return self.horizon(state)
