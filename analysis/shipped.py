@@ -64,18 +64,21 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 
 #: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration before
 #: each estimate, which quotes it: on the game's largest preset solved exactly here in about a
-#: minute, issue 36's gate; Petal Battle's, 6-2, in about 13 minutes, reused from its balance report). MCTS with 100 playouts a move (shorter playouts where random play runs
-#: long; Blam!: 500, on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000
-#: games where they take at most half an hour on 2 cores (a 95% interval of at most +-1%), else
-#: 2,400 (+-2%); Greener twice, the second time with the player that passes the gate on 3x4 (2,000
-#: playouts, c=0.5; 2,400 games, about 20 minutes), and a third time by another kind of player that
-#: passes it, compiled alpha-beta 6 plies deep (1,000 games, about 15 minutes). Each MCTS estimate also plays its games at a
-#: weaker budget (``--compare-budget``, calibrated too): the report shows how the verdict moves
-#: with the player's strength. Carrots and Broccoli: greedy, where MCTS's full-size games do not
-#: end within 500 moves (100 playouts a move, of 200 or of 2 choices: 0 of 4 games ended; the
-#: README says so) while most of greedy's do; then, with a cap of 2,000 choices, the default
-#: (blocking) evaluation against the racing one (``evaluation=race``) in both seats and each
-#: against itself: the evidence that blocking play, which wins, is what keeps games going.
+#: minute, issue 36's gate; Petal Battle's, 6-2, in about 13 minutes, reused from its balance
+#: report). MCTS with 100 playouts a move (shorter playouts where random play runs long; Blam!: 500,
+#: on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000 games where they take
+#: at most half an hour on 2 cores (a 95% interval of at most +-1%), else 2,400 (+-2%); Greener
+#: twice, the second time with the player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400
+#: games, about 20 minutes), and a third time by another kind of player that passes it, compiled
+#: alpha-beta 6 plies deep (1,000 games, about 15 minutes). Petal Battle twice, the second time with
+#: uniform secret orders (less exploitable than the searched ones; about 23 minutes). Each MCTS
+#: estimate also plays its games at a weaker budget (``--compare-budget``, calibrated too): the
+#: report shows how the verdict moves with the player's strength. Carrots and Broccoli: greedy,
+#: where MCTS's full-size games do not end within 500 moves (100 playouts a move, of 200 or of 2
+#: choices: 0 of 4 games ended; the README says so) while most of greedy's do; then, with a cap of
+#: 2,000 choices, the default (blocking) evaluation against the racing one (``evaluation=race``) in
+#: both seats and each against itself: the evidence that blocking play, which wins, is what keeps
+#: games going.
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "10000", "--seed", "1"],
