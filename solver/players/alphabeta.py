@@ -204,7 +204,7 @@ class _Search:
         self.game = game
         self.me = me
         #: dice in play: a win scores on the evaluation's scale (see :meth:`value`)
-        self.dice = getattr(game, "chance", None) == "in-play"
+        self.dice = game.chance == "in-play"
         self.evaluate = evaluate
         self.deadline = deadline
         self.check_time = False
