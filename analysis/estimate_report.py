@@ -19,8 +19,9 @@ from analysis.report import Document, Section, save_document
 from solver.core.game import Result
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+=-]+", "-", text).strip("-")[:40]
+def _safe(text: str, limit: int | None = 40) -> str:
+    """``text`` made safe for a file name (cut at ``limit`` characters unless ``None``)."""
+    return re.sub(r"[^A-Za-z0-9.+=-]+", "-", text).strip("-")[:limit]
 
 
 def estimate_dir(reports: Path, game: Any, est: Any, compared: list[str] | None = None) -> Path:
@@ -39,7 +40,7 @@ def calibration_path(reports: Path, game: Any, player: str) -> Path:
     player's description made safe for a file name; past 40 characters its first 32 and a hash of
     the whole description (cut alone, ``simultaneous=uniform`` and ``simultaneous=ucb`` shared a
     file)."""
-    name = re.sub(r"[^A-Za-z0-9.+=-]+", "-", player).strip("-")
+    name = _safe(player, None)
     if len(name) > 40:
         name = f"{name[:32]}-{hashlib.sha1(player.encode()).hexdigest()[:7]}"
     return Path(reports) / game.name / "calibrations" / f"{name}.json"
