@@ -39,6 +39,9 @@ class Measured:
     at_least: bool = False
     #: how many tiers, where every tier was discovered
     tiers: int | None = None
+    #: the most disk a tiered solve's work folder was seen to hold (sampled while it ran; what the
+    #: disk estimate is checked against)
+    peak_disk_bytes: int | None = None
     #: why the whole-graph (in-memory) solver cannot hold the preset (``None``: it can)
     too_large: str | None = None
     #: why a tiered solve of the preset is not expected to finish on this machine, from what was
@@ -56,7 +59,7 @@ class Measured:
 
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "positions": (int,), "largest_tier": (int,), "largest_tier_children": (int,), "at_least": (bool,),
-    "tiers": (int,), "too_large": (str,), "not_here": (str,), "measured": (str,),
+    "tiers": (int,), "peak_disk_bytes": (int,), "too_large": (str,), "not_here": (str,), "measured": (str,),
 }
 
 
