@@ -66,7 +66,7 @@ PEAKS = [e for e in ENTRIES if measured.of(*e).peak_disk_bytes is not None]
 def test_the_disk_estimate_covers_the_measured_peak_and_not_much_more(game, preset):
     """The disk a tiered solve is refused by is at least what a whole run of the preset was seen
     to hold, and at most a third more: an estimate twice the need refused Override 3x3-2 (75.5 GB
-    asked, 70.8 GB free) on a machine where its run held 41.9 GB at most (sampled)."""
+    asked, 70.8 GB free) on the machine that then solved it holding 43.5 GB at most."""
     cls = game_class(game)
     need = tiered.estimate(cls.from_params(cls.presets[preset]))["disk"]
     peak = measured.of(game, preset).peak_disk_bytes

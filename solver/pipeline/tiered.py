@@ -1410,11 +1410,11 @@ EXPAND_BYTES_PER_TIER_POSITION = 110
 CHILD_BYTES_PER_POSITION = 18
 BASE_BYTES = 400 * 2**20
 #: disk bytes per position while the run lasts: the discovery files (keys, plies and spilled
-#: children of later tiers) and the finished tier files. Measured on Override 3x3-2 (2026-12-06,
-#: its work folder sampled every minute): 10.0 when its discovery ended, 10.35 (41.9 GB) at most
-#: by the time 64% of its positions were solved (``peak_disk_bytes`` in measured.toml, which a
-#: test holds this to); a seventh more for the rest of its tier files and for games whose spills
-#: weigh more. (17 + 3 before refused that run with 70.8 GB free.)
+#: children of later tiers) and the finished tier files. Measured on Override 3x3-2's whole run
+#: (2026-12-06, its work folder sampled every minute): 10.0 when its discovery ended, 10.7 (43.5 GB)
+#: at most, near the end of its tier solves, its finished table 0.73 (``peak_disk_bytes`` in
+#: measured.toml, which a test holds this to); a tenth more for games whose spills weigh more.
+#: (17 + 3 before refused that run with 70.8 GB free.)
 DISCOVERY_BYTES_PER_POSITION = 11
 TIER_FILE_BYTES_PER_POSITION = 1
 DISK_BYTES_PER_POSITION = DISCOVERY_BYTES_PER_POSITION + TIER_FILE_BYTES_PER_POSITION
