@@ -21,7 +21,7 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("override", "3x3"),
     ("override", "4x4"),  # 68.7M positions: solved tier by tier (about 25 min here)
     ("override", "4x4-3"),  # 65.5M positions, lines of three: tier by tier, 212 s here
-    ("override", "3x3-2"),  # 4.05G positions by passes: about 5-6 hours here, 18 GB, 47 GB of disk
+    ("override", "3x3-2"),  # 4.05G positions by passes: 2 h 23 min here, 16 GB, 43.5 GB of disk
     ("greener", "3x3"),
     ("greener", "3x3-3"),
     ("greener", "3x4"),
@@ -68,17 +68,18 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 #: report). MCTS with 100 playouts a move (shorter playouts where random play runs long; Blam!: 500,
 #: on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000 games where they take
 #: at most half an hour on 2 cores (a 95% interval of at most +-1%), else 2,400 (+-2%); Greener
-#: twice, the second time with the player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400
-#: games, about 20 minutes), and a third time by another kind of player that passes it, compiled
-#: alpha-beta 6 plies deep (1,000 games, about 15 minutes). Petal Battle twice, the second time with
-#: uniform secret orders (less exploitable than the searched ones; about 23 minutes). Each MCTS
-#: estimate also plays its games at a weaker budget (``--compare-budget``, calibrated too): the
-#: report shows how the verdict moves with the player's strength. Carrots and Broccoli: greedy,
-#: where MCTS's full-size games do not end within 500 moves (100 playouts a move, of 200 or of 2
-#: choices: 0 of 4 games ended; the README says so) while most of greedy's do; then, with a cap of
-#: 2,000 choices, the default (blocking) evaluation against the racing one (``evaluation=race``) in
-#: both seats and each against itself: the evidence that blocking play, which wins, is what keeps
-#: games going.
+#: four times: with the player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400 games,
+#: about 20 minutes), with the least budget that passes it (1,000 playouts, c=0.5) at issue 36's
+#: +-1% (10,000 games, about 30 minutes on 2 idle cores), and by another kind of player that passes
+#: it, compiled alpha-beta 6 plies deep (1,000 games, about 15 minutes). Petal Battle twice, the
+#: second time with uniform secret orders (less exploitable than the searched ones; about 23
+#: minutes). Each MCTS estimate also plays its games at a weaker budget (``--compare-budget``,
+#: calibrated too): the report shows how the verdict moves with the player's strength. Carrots and
+#: Broccoli: greedy, where MCTS's full-size games do not end within 500 moves (100 playouts a move,
+#: of 200 or of 2 choices: 0 of 4 games ended; the README says so) while most of greedy's do; then,
+#: with a cap of 2,000 choices, the default (blocking) evaluation against the racing one
+#: (``evaluation=race``) in both seats and each against itself: the evidence that blocking play,
+#: which wins, is what keeps games going.
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "10000", "--seed", "1"],
@@ -88,6 +89,10 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "2000", "--option", "c=0.5", "--compare-budget", "100",
      "--games", "2400", "--seed", "1"],
+    ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "1000", "--option", "c=0.5",
+     "--seed", "1"],
+    ["estimate", "greener", "--player", "mcts", "--budget", "1000", "--option", "c=0.5", "--compare-budget", "100",
+     "--games", "10000", "--seed", "1"],
     ["calibrate", "greener", "--preset", "3x4", "--player", "alphabeta", "--depth", "6", "--seed", "1"],
     ["estimate", "greener", "--player", "alphabeta", "--depth", "6", "--games", "1000", "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
@@ -142,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added; Greener's 10,000 games at 1,000 playouts, about 30 min, later still)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
