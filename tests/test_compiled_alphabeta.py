@@ -130,3 +130,29 @@ def test_a_search_of_some_moves_only_scores_those_moves():
     me = game.to_move(state)
     want = [_minimax(game, game.apply(state, a), me, 1, 1) for a in some]
     assert sorted(got.best) == [i for i, v in enumerate(want) if v >= max(want) - 1e-9]
+
+
+@pytest.mark.parametrize("name", FULL)
+def test_an_emptied_table_searches_as_a_new_one(name):
+    """The table kept per thread and emptied for each search (``empty_table``) gives every search
+    exactly what a new table gives: the same moves, scores, depth and positions visited, although
+    the searches before it filled it with other positions of the same game."""
+    from solver.core.ab_jit import build_search, empty_table, new_table, table_size
+
+    game = make_game(name, {})
+    rules = game.compiled_rules()
+    search = build_search(*rules.parts)
+    depth = 3
+    states = _positions(game, 11, 6, 20)
+    for state in states:
+        args = (rules.encode(state), rules.params, depth, rules.max_branch, math.inf)
+        reused = search(*args, *empty_table(table_size(depth)))
+        fresh = search(*args, *new_table(table_size(depth)))
+        assert np.array_equal(reused[0], fresh[0]) and np.array_equal(reused[1], fresh[1])
+        assert reused[2:] == fresh[2:] and int(fresh[3]) > 0
+    # the kept table was written by those searches (so the check above is not of an unused table)
+    assert (empty_table(table_size(depth))[2] == -1).all()
+    kept = empty_table(table_size(depth))
+    search(rules.encode(states[0]), rules.params, depth, rules.max_branch, math.inf, *kept)
+    assert (kept[2] >= 0).any()
+    assert empty_table(table_size(depth))[2].max() == -1

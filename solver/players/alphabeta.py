@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from solver.core.ab_jit import EXACT, LOWER, UPPER, PROVEN, WIN, build_search, new_table, table_size
+from solver.core.ab_jit import EXACT, LOWER, UPPER, PROVEN, WIN, build_search, empty_table, table_size
 from solver.core.game import Game, NodeKind
 from solver.errors import VariantError
 from solver.players.base import (Action, Player, chance_list, check_decision, float_option, game_title, int_option,
@@ -185,10 +185,10 @@ class AlphaBetaPlayer(Player):
 
 def _compiled_search(rules: Any, state: Any, count: int, depth: int, deadline: float | None) -> SearchResult:
     """:meth:`AlphaBetaPlayer.search` run compiled (:mod:`solver.core.ab_jit`): the whole
-    iterative deepening in one call, with a fresh transposition table."""
+    iterative deepening in one call, with an empty transposition table."""
     codes, scores, finished, nodes = build_search(*rules.parts)(
         rules.encode(state), rules.params, depth, rules.max_branch, math.inf if deadline is None else deadline,
-        *new_table(table_size(depth)))
+        *empty_table(table_size(depth)))
     if len(codes) != count:  # the compiled moves are proven equal to the rules' (test_compiled_tree)
         raise AssertionError(f"compiled rules list {len(codes)} moves where the rules list {count}")
     by_move = {i: float(v) for i, v in enumerate(scores)}
