@@ -4,8 +4,8 @@ Solves what is missing (tables under ``tables/``), then writes one balance repor
 preset and the shipped rules-tuning sweeps. Everything in the reports comes from the tables.
 With ``--estimates`` it also replays the shipped full-size self-play estimates (each game's
 player calibrated on its small preset first, so the estimate report quotes it, and each MCTS
-estimate played again at a weaker budget): about an hour and three quarters on 2 cores, so not
-part of ``make reports``.
+estimate played again at a weaker budget): about three hours on 2 cores, so not part of ``make
+reports``.
 """
 
 from __future__ import annotations
@@ -63,23 +63,25 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 ]
 
 #: the shipped full-size estimates: ``pyramids`` commands run in this order (a calibration before
-#: each estimate, which quotes it: on the game's largest preset solved exactly here in about a
-#: minute, issue 36's gate; Petal Battle's, 6-2, in about 13 minutes, reused from its balance
-#: report). MCTS with 100 playouts a move (shorter playouts where random play runs long; Blam!: 500,
-#: on the compiled tree, the least that keeps 95% of its moves on 4x4): 10,000 games where they take
-#: at most half an hour on 2 cores (a 95% interval of at most +-1%), else 2,400 (+-2%); Greener
-#: four times: with the player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400 games,
-#: about 20 minutes), with the least budget that passes it (1,000 playouts, c=0.5) at issue 36's
-#: +-1% (10,000 games, about 30 minutes on 2 idle cores), and by another kind of player that passes
-#: it, compiled alpha-beta 6 plies deep (1,000 games, about 15 minutes). Petal Battle twice, the
-#: second time with uniform secret orders (less exploitable than the searched ones; about 23
-#: minutes). Each MCTS estimate also plays its games at a weaker budget (``--compare-budget``,
-#: calibrated too): the report shows how the verdict moves with the player's strength. Carrots and
-#: Broccoli: greedy, where MCTS's full-size games do not end within 500 moves (100 playouts a move,
-#: of 200 or of 2 choices: 0 of 4 games ended; the README says so) while most of greedy's do; then,
-#: with a cap of 2,000 choices, the default (blocking) evaluation against the racing one
-#: (``evaluation=race``) in both seats and each against itself: the evidence that blocking play,
-#: which wins, is what keeps games going.
+#: each estimate, which quotes it: on the game's largest preset solved exactly here, issue 36's
+#: gate: in about a minute, Petal Battle's 6-2 in about 13 minutes (reused from its balance report),
+#: Override's 3x3-2 in hours (used where its table is on disk, else 3x3: GATE_FALLBACK)). MCTS with
+#: 100 playouts a move (shorter playouts where random play runs long; Blam!: 500, on the compiled
+#: tree, the least that keeps 95% of its moves on 4x4): 10,000 games where they take at most half an
+#: hour on 2 cores (a 95% interval of at most +-1%), else 2,400 (+-2%); Greener four times: with the
+#: player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400 games, about 20 minutes), with
+#: the least budget that passes it (1,000 playouts, c=0.5) at issue 36's +-1% (10,000 games, about
+#: 30 minutes on 2 idle cores), and by another kind of player that passes it, compiled alpha-beta 6
+#: plies deep (1,000 games, about 15 minutes). Petal Battle twice, the second time with uniform
+#: secret orders (less exploitable than the searched ones; about 23 minutes). Each MCTS estimate
+#: also plays its games at a weaker budget (``--compare-budget``, calibrated too): the report shows
+#: how the verdict moves with the player's strength. Override also by compiled alpha-beta 4 plies
+#: deep, the player that passes the gate on 3x3-2 (1,000 games). Carrots and Broccoli: greedy, where
+#: MCTS's full-size games do not end within 500 moves (100 playouts a move, of 200 or of 2 choices:
+#: 0 of 4 games ended; the README says so) while most of greedy's do; then, with a cap of 2,000
+#: choices, the default (blocking) evaluation against the racing one (``evaluation=race``) in both
+#: seats and each against itself: the evidence that blocking play, which wins, is what keeps games
+#: going.
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "10000", "--seed", "1"],
@@ -99,12 +101,17 @@ SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "500", "--seed", "1"],
     ["estimate", "blam", "--player", "mcts", "--budget", "500", "--compare-budget", "100", "--games", "10000",
      "--seed", "1"],
-    ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
-     "--seed", "1"],
-    ["calibrate", "override", "--preset", "3x3", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
-     "--seed", "1"],
+    # Override's gate is 3x3-2 (won by A in 11; its table, 2 h 23 min to solve, where it is on
+    # disk, else 3x3, a draw that nearly every move keeps: GATE_FALLBACK): MCTS keeps 83.6% there
+    # at 100 playouts, alpha-beta 4 plies deep 100%
+    ["calibrate", "override", "--preset", "3x3-2", "--player", "mcts", "--budget", "20", "--option",
+     "playout_moves=30", "--seed", "1"],
+    ["calibrate", "override", "--preset", "3x3-2", "--player", "mcts", "--budget", "100", "--option",
+     "playout_moves=30", "--seed", "1"],
     ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--compare-budget", "20", "--games", "10000", "--seed", "1"],
+    ["calibrate", "override", "--preset", "3x3-2", "--player", "alphabeta", "--depth", "4", "--seed", "1"],
+    ["estimate", "override", "--player", "alphabeta", "--depth", "4", "--games", "1000", "--seed", "1"],
     # Petal Battle's gate is 6-2, the preset issue 36 names (two pyramids of each size; 8-2's table
     # takes hours); 100 games, since its games are short (about 4 scored moves each)
     ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
@@ -133,6 +140,36 @@ SHIPPED_ESTIMATES: list[list[str]] = [
 ]
 
 
+#: a calibration on the first preset runs on the second instead when the first's table is not on
+#: disk (under ``--out``): Override 3x3-2's takes hours to solve, so a replay without it calibrates
+#: on 3x3 and says so
+GATE_FALLBACK: dict[tuple[str, str], str] = {("override", "3x3-2"): "3x3"}
+
+
+def gate_command(command: list[str], out: Path | None) -> tuple[list[str], str | None]:
+    """``command`` as replayed: a calibration on a preset of :data:`GATE_FALLBACK` whose table is
+    not solved under ``out`` runs on the fallback preset instead (with a note saying so)."""
+    if command[0] != "calibrate" or "--preset" not in command:
+        return command, None
+    at = command.index("--preset") + 1
+    fallback = GATE_FALLBACK.get((command[1], command[at]))
+    if fallback is None:
+        return command, None
+    from solver.api import load
+    from solver.errors import PyramidsError
+    from solver.games import game_class
+
+    cls = game_class(command[1])
+    game = cls.from_params(cls.presets[command[at]])
+    try:
+        load(game, out=out)
+    except PyramidsError:
+        note = (f"note: no solved table of {command[1]} {command[at]} under {out or 'tables/'}: "
+                f"calibrating on {fallback} instead")
+        return command[:at] + [fallback] + command[at + 1:], note
+    return command, None
+
+
 def main(argv: list[str] | None = None) -> int:
     from analysis.report import write_report
     from analysis.tuning import format_table, run_sweep
@@ -147,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added; Greener's 10,000 games at 1,000 playouts, about 30 min, later still)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added; Greener's 10,000 games at 1,000 playouts, about 30 min, and Override's 1,000 games of alpha-beta 4 plies deep, about 35 min, later still; Override calibrates on 3x3-2 where its tables are under --out, else on 3x3)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)
@@ -179,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         for command in SHIPPED_ESTIMATES:
             if args.only and command[1] != args.only:
                 continue
+            command, note = gate_command(command, args.out)
+            if note:
+                print(note, flush=True)
             extra = ["--reports", str(args.reports)]
             if command[0] == "calibrate" and args.out is not None:
                 extra += ["--out", str(args.out)]

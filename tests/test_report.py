@@ -454,3 +454,34 @@ def test_shipped_estimate_commands_parse_and_build_their_players():
         else:
             assert command[0] == "estimate" and game.is_default(), command
             assert (game.name, p1.describe()) in calibrated, command
+
+
+def test_a_shipped_calibration_falls_back_to_a_solved_preset(tmp_path):
+    """``analysis.shipped --estimates`` calibrates Override on 3x3-2 where its table (hours to
+    solve) is under ``--out``, else on 3x3 with a note; other commands are replayed as written."""
+    from analysis.shipped import GATE_FALLBACK, SHIPPED_ESTIMATES, gate_command
+    from solver.api import make_game, solve
+
+    gated = [c for c in SHIPPED_ESTIMATES if c[0] == "calibrate" and (c[1], c[c.index("--preset") + 1]) in GATE_FALLBACK]
+    assert gated, "Override's calibrations are on 3x3-2"
+    command, note = gate_command(gated[0], tmp_path)
+    assert command[command.index("--preset") + 1] == "3x3" and command[:3] == gated[0][:3]
+    assert note and "override 3x3-2" in note and "3x3 instead" in note
+    assert command[command.index("--preset") + 2:] == gated[0][gated[0].index("--preset") + 2:]
+    others = [c for c in SHIPPED_ESTIMATES if c not in gated]
+    assert all(gate_command(c, tmp_path) == (c, None) for c in others)
+    # with the preset's table on disk the command is kept: shown with a small preset standing in
+    # for 3x3-2 (the fallback table is keyed by game and preset)
+    solve(make_game("override", size=3, line=3, per_size=1), out=tmp_path, progress=False)
+    import analysis.shipped as shipped
+
+    real = dict(shipped.GATE_FALLBACK)
+    try:
+        shipped.GATE_FALLBACK.clear()
+        shipped.GATE_FALLBACK[("override", "3x3")] = "2x2"
+        small = ["calibrate", "override", "--preset", "3x3", "--seed", "1"]
+        assert gate_command(small, tmp_path) == (small, None)
+        assert gate_command(small, tmp_path / "empty")[0][3] == "2x2"
+    finally:
+        shipped.GATE_FALLBACK.clear()
+        shipped.GATE_FALLBACK.update(real)
