@@ -27,7 +27,7 @@ def _safe(text: str, limit: int | None = 40) -> str:
 def estimate_dir(reports: Path, game: Any, est: Any, compared: list[str] | None = None) -> Path:
     """``<reports>/<game>/estimate-<player1>-vs-<player2>-<hash>/``: the hash covers the variant,
     the players with their options, the number of games, the seed, the move cap and the players
-    compared with them (``--compare-budget``), if any."""
+    compared with them (``--compare-budget``, ``--compare-depth``), if any."""
     ident = json.dumps([game.variant.as_text(), est.player1, est.player2, est.games, est.seed, est.max_moves]
                        + ([list(compared)] if compared else []), sort_keys=True)
     h = hashlib.sha1(ident.encode()).hexdigest()[:6]
@@ -52,13 +52,16 @@ def _pct(x: float) -> str:
 
 def _strength_section(game: Any, est: Any, compared: list[Any], calibrations: dict[str, dict[str, Any]],
                       first: str) -> Section:
-    """The estimate beside the same games played at other budgets (``--compare-budget``), weakest
-    first, with each player's calibration when one is on file."""
-    rows = sorted([est, *compared], key=lambda e: _budget(e.player1))
+    """The estimate beside the same games played at other budgets (``--compare-budget``) or depths
+    (``--compare-depth``), weakest first, with each player's calibration when one is on file."""
+    rows = sorted([est, *compared], key=lambda e: _strength(e.player1))
+    depths = all(_strength(e.player1)[0] == "depth" for e in rows)
+    unit = "plies searched" if depths else "playouts a move"
     sec = Section("How the verdict moves with the player's strength (estimated)",
-                  f"The same {est.games:,} games (seeds) played by the same players at each budget (playouts a "
-                  f"move), weakest first: {first}'s results with 95% intervals, and how often the player "
-                  "keeps the exact value on a solved preset (its calibration, where one is on file).")
+                  f"The same {est.games:,} games (seeds) played by the same players at each "
+                  f"{'depth' if depths else 'budget'} ({unit}), weakest first: {first}'s results with 95% "
+                  "intervals, and how often the player keeps the exact value on a solved preset (its "
+                  "calibration, where one is on file).")
     table = []
     for e in rows:
         cal = calibrations.get(e.player1)
@@ -77,17 +80,21 @@ def _strength_section(game: Any, est: Any, compared: list[Any], calibrations: di
     weak, strong = rows[0], rows[-1]
     (a, alo, ahi), (b, blo, bhi) = weak.shares["win"], strong.shares["win"]
     overlap = alo <= bhi and blo <= ahi
-    sec.note(f"From {_budget(weak.player1):,} to {_budget(strong.player1):,} playouts a move {first}'s win share "
-             f"moves by {100 * (b - a):+.1f} points; the two 95% intervals "
-             + ("overlap: these budgets do not tell the verdicts apart." if overlap else
+    sec.note(f"From {_strength(weak.player1)[1]:,} to {_strength(strong.player1)[1]:,} {unit} {first}'s win "
+             f"share moves by {100 * (b - a):+.1f} points; the two 95% intervals "
+             + (f"overlap: these {'depths' if depths else 'budgets'} do not tell the verdicts apart." if overlap else
                 "do not overlap: the verdict depends on the player's strength."))
     return sec
 
 
-def _budget(player: str) -> int:
-    """The playouts a move in a player's description (``mcts(budget=500, ...)``), 0 if none."""
-    m = re.search(r"budget=(\d+)", player)
-    return int(m.group(1)) if m else 0
+def _strength(player: str) -> tuple[str, int]:
+    """What makes a player's description stronger: the playouts a move (``mcts(budget=500,
+    ...)``) or the plies searched (``alphabeta(depth=4)``), ``("", 0)`` if neither."""
+    for what in ("budget", "depth"):
+        m = re.search(rf"\b{what}=(\d+)", player)
+        if m:
+            return what, int(m.group(1))
+    return "", 0
 
 
 def build_estimate_report(game: Any, est: Any, *, command: str, calibration: dict[str, Any] | None,

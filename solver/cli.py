@@ -194,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare-budget", type=int, action="append", default=[], metavar="N",
                    help="mcts: also play the same games with N playouts a move (repeatable); the report "
                         "shows how the verdict moves with the player's strength, budgets side by side")
+    p.add_argument("--compare-depth", type=int, action="append", default=[], metavar="N",
+                   help="alphabeta: also play the same games searching N plies deep (repeatable); the report "
+                        "shows the depths side by side, as --compare-budget does for mcts")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (the results do not depend on it; default: one per core, %(default)s here)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
@@ -796,29 +799,37 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def _compared_players(args: argparse.Namespace, p1, p2) -> list[tuple]:
-    """``--compare-budget N``: the two players again with N playouts a move for every mcts seat
-    (each budget once, the estimate's own left out); refused in one line for budgets below 1 or
-    when no seat plays mcts."""
+    """``--compare-budget N`` (``--compare-depth N``): the two players again with N playouts a
+    move for every mcts seat (N plies deep for every alphabeta seat), each value once, the
+    estimate's own left out; refused in one line for values below 1 or when no seat plays the
+    player the option is for."""
     import dataclasses
 
     from solver.errors import VariantError
+    from solver.players.alphabeta import AlphaBetaPlayer
     from solver.players.mcts import MCTSPlayer
 
-    budgets = list(dict.fromkeys(getattr(args, "compare_budget", None) or []))
-    if not budgets:
-        return []
-    if not any(isinstance(p, MCTSPlayer) for p in (p1, p2)):
-        raise VariantError(f"--compare-budget is for mcts players; the players here are {p1.name} and {p2.name} "
-                           "(use --player mcts)")
-    for b in budgets:
-        if b < 1:
-            raise VariantError(f"--compare-budget {b} must be at least 1 (playouts a move), e.g. --compare-budget 100")
+    out: list[tuple] = []
+    for option, kind, field, player, what, example in (
+            ("budget", MCTSPlayer, "budget", "mcts", "playouts a move", 100),
+            ("depth", AlphaBetaPlayer, "depth", "alphabeta", "plies searched", 3)):
+        values = list(dict.fromkeys(getattr(args, f"compare_{option}", None) or []))
+        if not values:
+            continue
+        if not any(isinstance(p, kind) for p in (p1, p2)):
+            raise VariantError(f"--compare-{option} is for {player} players; the players here are {p1.name} and "
+                               f"{p2.name} (use --player {player})")
+        for v in values:
+            if v < 1:
+                raise VariantError(f"--compare-{option} {v} must be at least 1 ({what}), e.g. --compare-{option} "
+                                   f"{example}")
 
-    def at(p, b):
-        return dataclasses.replace(p, budget=b) if isinstance(p, MCTSPlayer) else p
+        def at(p, v, kind=kind, field=field):
+            return dataclasses.replace(p, **{field: v}) if isinstance(p, kind) else p
 
-    own = {p.budget for p in (p1, p2) if isinstance(p, MCTSPlayer)}
-    return [(at(p1, b), at(p2, b)) for b in budgets if {b} != own]
+        own = {getattr(p, field) for p in (p1, p2) if isinstance(p, kind)}
+        out += [(at(p1, v), at(p2, v)) for v in values if {v} != own]
+    return out
 
 
 def _command(args: argparse.Namespace) -> str:

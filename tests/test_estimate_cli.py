@@ -164,6 +164,32 @@ def test_compared_budgets_are_the_same_games_side_by_side(capsys, tmp_path):
     assert code == 2 and "one player in every seat" in err
 
 
+def test_compared_depths_are_the_same_games_side_by_side(capsys, tmp_path):
+    """``--compare-depth`` does for alpha-beta what ``--compare-budget`` does for MCTS: the same
+    games searched at other depths, each equal to the estimate run alone at that depth, shown
+    shallowest first in plies; bad uses are one line."""
+    base = ["estimate", *BLAM, "--player", "alphabeta", "--games", "6", "--seed", "4", "--jobs", "1",
+            "--reports", str(tmp_path), "--json"]
+    code, out, err = run(capsys, *base, "--depth", "2", "--compare-depth", "1", "--compare-depth", "2")
+    assert code == 0, err
+    main = json.loads(out)
+    assert [s["player1"] for s in main["strengths"]] == ["alphabeta(depth=1)"]
+    code, out, err = run(capsys, *base, "--depth", "1", "--no-report")
+    alone = json.loads(out)
+    for k in ("wins", "losses", "ties", "unfinished", "openings", "mean_plies"):
+        assert main["strengths"][0][k] == alone[k]
+    md = open(main["report"]).read()
+    section = md[md.index("How the verdict moves with the player's strength"):]
+    shallow, deep = (section.index(f"| alphabeta(depth={d})") for d in (1, 2))
+    assert shallow < deep and "(this report)" in section[deep:deep + 60]
+    assert "at each depth (plies searched)" in section and "From 1 to 2 plies searched" in section
+    for extra, words in ((["--player", "mcts", "--compare-depth", "3"], "--compare-depth is for alphabeta players"),
+                         (["--player", "alphabeta", "--compare-depth", "0"], "--compare-depth 0 must be at least 1")):
+        code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and words in lines[0], err
+
+
 def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):
     code, out, err = run(capsys, "estimate", "petal", "--preset", "6", "--player", "alphabeta", "--games", "1",
                          "--reports", str(tmp_path))
