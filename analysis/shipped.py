@@ -73,15 +73,15 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 #: the least budget that passes it (1,000 playouts, c=0.5) at issue 36's +-1% (10,000 games, about
 #: 30 minutes on 2 idle cores), and by another kind of player that passes it, compiled alpha-beta 6
 #: plies deep (1,000 games, about 15 minutes). Petal Battle twice, the second time with uniform
-#: secret orders (less exploitable than the searched ones; about 23 minutes). Each MCTS estimate
-#: also plays its games at a weaker budget (``--compare-budget``, calibrated too): the report shows
-#: how the verdict moves with the player's strength. Override also by compiled alpha-beta 4 plies
-#: deep, the player that passes the gate on 3x3-2 (1,000 games). Carrots and Broccoli: greedy, where
-#: MCTS's full-size games do not end within 500 moves (100 playouts a move, of 200 or of 2 choices:
-#: 0 of 4 games ended; the README says so) while most of greedy's do; then, with a cap of 2,000
-#: choices, the default (blocking) evaluation against the racing one (``evaluation=race``) in both
-#: seats and each against itself: the evidence that blocking play, which wins, is what keeps games
-#: going.
+#: secret orders (less exploitable than the searched ones; about 23 minutes). Each MCTS or
+#: alpha-beta estimate also plays its games at a weaker budget or depth (``--compare-budget``,
+#: ``--compare-depth``, calibrated too): the report shows how the verdict moves with the player's
+#: strength. Override also by compiled alpha-beta 4 plies deep, the player that passes the gate on
+#: 3x3-2 (1,000 games). Carrots and Broccoli: greedy, where MCTS's full-size games do not end within
+#: 500 moves (100 playouts a move, of 200 or of 2 choices: 0 of 4 games ended; the README says so)
+#: while most of greedy's do; then, with a cap of 2,000 choices, the default (blocking) evaluation
+#: against the racing one (``evaluation=race``) in both seats and each against itself: the evidence
+#: that blocking play, which wins, is what keeps games going.
 SHIPPED_ESTIMATES: list[list[str]] = [
     ["calibrate", "greener", "--preset", "3x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "100", "--games", "10000", "--seed", "1"],
@@ -95,8 +95,10 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--seed", "1"],
     ["estimate", "greener", "--player", "mcts", "--budget", "1000", "--option", "c=0.5", "--compare-budget", "100",
      "--games", "10000", "--seed", "1"],
+    ["calibrate", "greener", "--preset", "3x4", "--player", "alphabeta", "--depth", "4", "--seed", "1"],
     ["calibrate", "greener", "--preset", "3x4", "--player", "alphabeta", "--depth", "6", "--seed", "1"],
-    ["estimate", "greener", "--player", "alphabeta", "--depth", "6", "--games", "1000", "--seed", "1"],
+    ["estimate", "greener", "--player", "alphabeta", "--depth", "6", "--compare-depth", "4", "--games", "1000",
+     "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "100", "--seed", "1"],
     ["calibrate", "blam", "--preset", "4x4", "--player", "mcts", "--budget", "500", "--seed", "1"],
     ["estimate", "blam", "--player", "mcts", "--budget", "500", "--compare-budget", "100", "--games", "10000",
@@ -110,8 +112,10 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "playout_moves=30", "--seed", "1"],
     ["estimate", "override", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--compare-budget", "20", "--games", "10000", "--seed", "1"],
+    ["calibrate", "override", "--preset", "3x3-2", "--player", "alphabeta", "--depth", "3", "--seed", "1"],
     ["calibrate", "override", "--preset", "3x3-2", "--player", "alphabeta", "--depth", "4", "--seed", "1"],
-    ["estimate", "override", "--player", "alphabeta", "--depth", "4", "--games", "1000", "--seed", "1"],
+    ["estimate", "override", "--player", "alphabeta", "--depth", "4", "--compare-depth", "3", "--games", "1000",
+     "--seed", "1"],
     # Petal Battle's gate is 6-2, the preset issue 36 names (two pyramids of each size; 8-2's table
     # takes hours); 100 games, since its games are short (about 4 scored moves each)
     ["calibrate", "petal", "--preset", "6-2", "--player", "mcts", "--budget", "20", "--option", "playout_moves=30",
