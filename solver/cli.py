@@ -810,9 +810,8 @@ def _compared_players(args: argparse.Namespace, p1, p2) -> list[tuple]:
     from solver.players.mcts import MCTSPlayer
 
     out: list[tuple] = []
-    for option, kind, field, player, what, example in (
-            ("budget", MCTSPlayer, "budget", "mcts", "playouts a move", 100),
-            ("depth", AlphaBetaPlayer, "depth", "alphabeta", "plies searched", 3)):
+    for option, kind, player, what, example in (("budget", MCTSPlayer, "mcts", "playouts a move", 100),
+                                                ("depth", AlphaBetaPlayer, "alphabeta", "plies searched", 3)):
         values = list(dict.fromkeys(getattr(args, f"compare_{option}", None) or []))
         if not values:
             continue
@@ -824,10 +823,10 @@ def _compared_players(args: argparse.Namespace, p1, p2) -> list[tuple]:
                 raise VariantError(f"--compare-{option} {v} must be at least 1 ({what}), e.g. --compare-{option} "
                                    f"{example}")
 
-        def at(p, v, kind=kind, field=field):
-            return dataclasses.replace(p, **{field: v}) if isinstance(p, kind) else p
+        def at(p, v, kind=kind, option=option):
+            return dataclasses.replace(p, **{option: v}) if isinstance(p, kind) else p
 
-        own = {getattr(p, field) for p in (p1, p2) if isinstance(p, kind)}
+        own = {getattr(p, option) for p in (p1, p2) if isinstance(p, kind)}
         out += [(at(p1, v), at(p2, v)) for v in values if {v} != own]
     return out
 
