@@ -128,6 +128,38 @@ def test_seat_options_reach_one_seat_only(capsys, tmp_path):
     assert two["wins"] == one["wins"] and two["report"] == one["report"]
 
 
+def _compared_then_alone(capsys, tmp_path, player, option, own, other):
+    """``pyramids estimate`` with ``--compare-<option> other`` (and its own value again, which is
+    left out) and the same estimate run alone at ``other``: the JSON of both, after checking that
+    the compared games are the lone run's and the report shows both, weaker first."""
+    base = ["estimate", *BLAM, "--player", player, "--games", "6", "--seed", "4", "--jobs", "1",
+            "--reports", str(tmp_path), "--json"]
+    code, out, err = run(capsys, *base, f"--{option}", str(own), f"--compare-{option}", str(other),
+                         f"--compare-{option}", str(own))
+    assert code == 0, err
+    main = json.loads(out)
+    assert len(main["strengths"]) == 1 and f"{option}={other}" in main["strengths"][0]["player1"]
+    code, out, err = run(capsys, *base, f"--{option}", str(other), "--no-report")
+    alone = json.loads(out)
+    for k in ("wins", "losses", "ties", "unfinished", "openings", "mean_plies"):
+        assert main["strengths"][0][k] == alone[k]
+    saved = json.loads((Path(main["report"]).parent / "estimate.json").read_text())
+    assert saved["strengths"][0]["wins"] == alone["wins"]
+    md = open(main["report"]).read()
+    section = md[md.index("How the verdict moves with the player's strength"):]
+    weak, strong = (section.index(f"| {player}({option}={v}") for v in (other, own))
+    assert weak < strong and "(this report)" in section[strong:strong + 80]
+    assert f"{100 * alone['shares']['win'][0]:.1f}% [" in section[weak:strong]
+    return main, alone, section, (weak, strong)
+
+
+def _refused_in_one_line(capsys, tmp_path, cases):
+    for extra, words in cases:
+        code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert code == 2 and len(lines) == 1 and words in lines[0], err
+
+
 def test_compared_budgets_are_the_same_games_side_by_side(capsys, tmp_path):
     """Issue 36 item 4: ``--compare-budget`` plays the same games at other budgets; each compared
     estimate equals ``pyramids estimate`` run alone at that budget, the report shows every budget
@@ -136,29 +168,13 @@ def test_compared_budgets_are_the_same_games_side_by_side(capsys, tmp_path):
                          "--budget", "2", "--games", "2", "--reports", str(tmp_path), "--json")
     assert code == 0, err
     cal = json.loads(out)
-    base = ["estimate", *BLAM, "--player", "mcts", "--games", "6", "--seed", "4", "--jobs", "1",
-            "--reports", str(tmp_path), "--json"]
-    code, out, err = run(capsys, *base, "--budget", "5", "--compare-budget", "2", "--compare-budget", "5")
-    assert code == 0, err
-    main = json.loads(out)
-    assert [s["player1"] for s in main["strengths"]] == ["mcts(budget=2, c=1.4, playout_moves=200)"]
-    code, out, err = run(capsys, *base, "--budget", "2", "--no-report")
-    alone = json.loads(out)
-    for k in ("wins", "losses", "ties", "unfinished", "openings", "mean_plies"):
-        assert main["strengths"][0][k] == alone[k]
-    md = open(main["report"]).read()
-    section = md[md.index("How the verdict moves with the player's strength"):]
-    weak, strong = (section.index(f"| mcts(budget={b}, ") for b in (2, 5))
-    assert weak < strong and "(this report)" in section[strong:strong + 80]
-    assert f"{100 * alone['shares']['win'][0]:.1f}% [" in section[weak:strong]
+    main, alone, section, (weak, strong) = _compared_then_alone(capsys, tmp_path, "mcts", "budget", 5, 2)
+    assert main["strengths"][0]["player1"] == "mcts(budget=2, c=1.4, playout_moves=200)"
     assert f"of {cal['moves']:,} moves" in section[weak:strong] and "not on file" in section[strong:]
-    saved = json.loads((Path(main["report"]).parent / "estimate.json").read_text())
-    assert saved["strengths"][0]["wins"] == alone["wins"]
-    for extra, words in ((["--player", "greedy", "--compare-budget", "3"], "--compare-budget is for mcts players"),
-                         (["--player", "mcts", "--compare-budget", "0"], "--compare-budget 0 must be at least 1")):
-        code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
-        lines = [ln for ln in err.splitlines() if ln.strip()]
-        assert code == 2 and len(lines) == 1 and words in lines[0], err
+    assert "at each budget (playouts a move)" in section
+    _refused_in_one_line(capsys, tmp_path, (
+        (["--player", "greedy", "--compare-budget", "3"], "--compare-budget is for mcts players"),
+        (["--player", "mcts", "--compare-budget", "0"], "--compare-budget 0 must be at least 1")))
     code, out, err = run(capsys, "calibrate", *BLAM, "--player", "greedy", "--option2", "evaluation=default",
                          "--reports", str(tmp_path))
     assert code == 2 and "one player in every seat" in err
@@ -168,26 +184,12 @@ def test_compared_depths_are_the_same_games_side_by_side(capsys, tmp_path):
     """``--compare-depth`` does for alpha-beta what ``--compare-budget`` does for MCTS: the same
     games searched at other depths, each equal to the estimate run alone at that depth, shown
     shallowest first in plies; bad uses are one line."""
-    base = ["estimate", *BLAM, "--player", "alphabeta", "--games", "6", "--seed", "4", "--jobs", "1",
-            "--reports", str(tmp_path), "--json"]
-    code, out, err = run(capsys, *base, "--depth", "2", "--compare-depth", "1", "--compare-depth", "2")
-    assert code == 0, err
-    main = json.loads(out)
-    assert [s["player1"] for s in main["strengths"]] == ["alphabeta(depth=1)"]
-    code, out, err = run(capsys, *base, "--depth", "1", "--no-report")
-    alone = json.loads(out)
-    for k in ("wins", "losses", "ties", "unfinished", "openings", "mean_plies"):
-        assert main["strengths"][0][k] == alone[k]
-    md = open(main["report"]).read()
-    section = md[md.index("How the verdict moves with the player's strength"):]
-    shallow, deep = (section.index(f"| alphabeta(depth={d})") for d in (1, 2))
-    assert shallow < deep and "(this report)" in section[deep:deep + 60]
+    main, alone, section, _ = _compared_then_alone(capsys, tmp_path, "alphabeta", "depth", 2, 1)
+    assert main["strengths"][0]["player1"] == "alphabeta(depth=1)"
     assert "at each depth (plies searched)" in section and "From 1 to 2 plies searched" in section
-    for extra, words in ((["--player", "mcts", "--compare-depth", "3"], "--compare-depth is for alphabeta players"),
-                         (["--player", "alphabeta", "--compare-depth", "0"], "--compare-depth 0 must be at least 1")):
-        code, out, err = run(capsys, "estimate", *BLAM, "--reports", str(tmp_path), *extra)
-        lines = [ln for ln in err.splitlines() if ln.strip()]
-        assert code == 2 and len(lines) == 1 and words in lines[0], err
+    _refused_in_one_line(capsys, tmp_path, (
+        (["--player", "mcts", "--compare-depth", "3"], "--compare-depth is for alphabeta players"),
+        (["--player", "alphabeta", "--compare-depth", "0"], "--compare-depth 0 must be at least 1")))
 
 
 def test_alphabeta_at_a_secret_choice_names_the_players_that_can(capsys, tmp_path):
