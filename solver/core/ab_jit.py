@@ -34,8 +34,9 @@ from numba import njit, objmode
 WIN = 1000.0
 #: scores beyond this are forced results, not evaluations
 PROVEN = WIN / 2
-#: the most transposition table entries (a power of two; one table per root search, 26 bytes an
-#: entry); a shallow search gets a smaller one (:func:`table_size`), which costs less to clear
+#: the most transposition table entries (a power of two; one table per thread and size, emptied
+#: for each root search: :func:`empty_table`; 33 bytes an entry); a shallow search gets a smaller
+#: one (:func:`table_size`), which costs less to empty
 TABLE_SIZE = 1 << 20
 #: the flags of a table's score: exact, a lower bound, an upper bound
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -65,7 +66,7 @@ def empty_table(size: int) -> tuple:
     """An empty table of ``size`` entries for one root search, as :func:`new_table` gives but
     kept per thread and emptied again for the next search: an entry whose depth is -1 is never
     read (every other field is written with it), so setting the depths to -1 empties it. A new
-    table each move cost its 26 bytes an entry in fresh pages every move (about 6 ms of the
+    table each move cost its 33 bytes an entry in fresh pages every move (about 6 ms of the
     kernel's time a move at 4 plies); emptying one writes 4 bytes an entry."""
     held = getattr(_tables, "by_size", None)
     if held is None:
