@@ -3,9 +3,9 @@
 Solves what is missing (tables under ``tables/``), then writes one balance report per shipped
 preset and the shipped rules-tuning sweeps. Everything in the reports comes from the tables.
 With ``--estimates`` it also replays the shipped full-size self-play estimates (each game's
-player calibrated on its small preset first, so the estimate report quotes it, and each MCTS
-estimate played again at a weaker budget): about three hours on 2 cores, so not part of ``make
-reports``.
+player calibrated on its small preset first, so the estimate report quotes it, and each MCTS or
+alpha-beta estimate played again at a weaker budget or depth): about three hours on 2 cores, so
+not part of ``make reports``.
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave this shipped balance report as it is (repeatable), e.g. "
                              "override:3x3-2, whose table takes hours to solve again")
     parser.add_argument("--estimates", action="store_true",
-                        help="also replay the shipped full-size self-play estimates and their calibrations (about 2 hours on 2 cores: the run of 2026-12-06 took 101 min, other work beside it, before Greener's alpha-beta estimate, about 15 min, and Petal Battle's with uniform secret orders, about 23 min, were added; Greener's 10,000 games at 1,000 playouts, about 30 min, and Override's 1,000 games of alpha-beta 4 plies deep, about 35 min, later still; Override calibrates on 3x3-2 where its tables are under --out, else on 3x3)")
+                        help="also replay the shipped full-size self-play estimates and their calibrations (about three hours on 2 cores: the run of 2026-12-06 took 101 min before Greener's and Override's alpha-beta estimates, Petal Battle's with uniform secret orders and Greener's 10,000 games at 1,000 playouts were added, about 13, 40, 23 and 30 min; Override calibrates on 3x3-2 where its tables are under --out, else on 3x3)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="processes for the estimates' games (results do not depend on it)")
     args = parser.parse_args(argv)

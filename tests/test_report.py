@@ -456,7 +456,7 @@ def test_shipped_estimate_commands_parse_and_build_their_players():
             assert (game.name, p1.describe()) in calibrated, command
 
 
-def test_a_shipped_calibration_falls_back_to_a_solved_preset(tmp_path):
+def test_a_shipped_calibration_falls_back_to_a_solved_preset(tmp_path, monkeypatch):
     """``analysis.shipped --estimates`` calibrates Override on 3x3-2 where its table (hours to
     solve) is under ``--out``, else on 3x3 with a note; other commands are replayed as written."""
     from analysis.shipped import GATE_FALLBACK, SHIPPED_ESTIMATES, gate_command
@@ -475,13 +475,7 @@ def test_a_shipped_calibration_falls_back_to_a_solved_preset(tmp_path):
     solve(make_game("override", size=3, line=3, per_size=1), out=tmp_path, progress=False)
     import analysis.shipped as shipped
 
-    real = dict(shipped.GATE_FALLBACK)
-    try:
-        shipped.GATE_FALLBACK.clear()
-        shipped.GATE_FALLBACK[("override", "3x3")] = "2x2"
-        small = ["calibrate", "override", "--preset", "3x3", "--seed", "1"]
-        assert gate_command(small, tmp_path) == (small, None)
-        assert gate_command(small, tmp_path / "empty")[0][3] == "2x2"
-    finally:
-        shipped.GATE_FALLBACK.clear()
-        shipped.GATE_FALLBACK.update(real)
+    monkeypatch.setattr(shipped, "GATE_FALLBACK", {("override", "3x3"): "2x2"})
+    small = ["calibrate", "override", "--preset", "3x3", "--seed", "1"]
+    assert gate_command(small, tmp_path) == (small, None)
+    assert gate_command(small, tmp_path / "empty")[0][3] == "2x2"
