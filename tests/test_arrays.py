@@ -77,14 +77,15 @@ def test_lookup_sorted_needles_past_2_63_with_small_keys() -> None:
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.lists(st.one_of(st.integers(0, 30), _u64), max_size=40), max_size=7))
 def test_unique_of_sorted_parts_is_np_unique(lists) -> None:
-    """The discovery's frontier: sorted distinct parts (overlapping), merged in two threads."""
+    """The discovery's frontier: sorted distinct parts (overlapping), merged in two threads (cut
+    in halves of equal length, a part across the cut cut too)."""
     from concurrent.futures import ThreadPoolExecutor
 
     parts = [np.unique(np.array(x, dtype=np.uint64)) for x in lists]
     expected = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
     given = list(parts)
     with ThreadPoolExecutor(2) as pool:
-        got = unique_of_sorted(given, pool)
+        got = unique_of_sorted(given, pool, min_split=0)
     assert got.dtype == np.uint64 and np.array_equal(got, expected)
     assert given == []  # the parts are let go as they are copied
     assert np.array_equal(unique_of_sorted(list(parts)), expected)

@@ -877,3 +877,64 @@ def test_the_memory_plan_is_said_and_lists_exclude_low_memory(tmp_path: Path, ca
     a, b = load(game, out=tmp_path / "a"), load(game, out=tmp_path / "b")
     cols = ["key", "value", "remoteness"]
     assert a.positions.select(cols).sort("key").equals(b.positions.select(cols).sort("key"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 9)), max_size=30), min_size=1, max_size=6),
+       st.booleans())
+def test_a_spill_keeps_each_key_once_with_its_smallest_ply(runs, as_runs) -> None:
+    """A spill's parts: each chunk's children (sorted, distinct: merged as runs) or the start's
+    (any order, repeats: sorted whole); both give every key once, sorted, with its smallest ply."""
+    parts = []
+    want: dict[int, int] = {}
+    for pairs in runs:
+        if as_runs:
+            best: dict[int, int] = {}
+            for k, p in pairs:
+                best[k] = min(p, best.get(k, p))
+            pairs = sorted(best.items())
+        for k, p in pairs:
+            want[k] = min(p, want.get(k, p))
+        parts.append((np.array([k for k, _ in pairs], dtype=np.uint64), np.array([p for _, p in pairs], np.uint16)))
+    keys, plies = tiered._distinct_min(parts)
+    assert keys.tolist() == sorted(want) and plies.tolist() == [want[k] for k in sorted(want)]
+
+
+def test_a_child_tier_is_read_once_outside_the_lock_by_threads_that_want_it(monkeypatch) -> None:
+    """Tiers solved side by side share a child: the first thread reads it (outside the run's
+    lock, so another thread can read another child meanwhile), the others wait for that read;
+    a failed read reaches every thread waiting and is not kept."""
+    import threading
+    import time as _time
+
+    from solver.api import make_game
+
+    run = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
+                     symmetry=True, run_id="x", workers=2)
+    reads: list[int] = []
+    inside = threading.Event()
+
+    def slow_read(run_, tier, scored, only=None):
+        reads.append(tier)
+        if tier == 1:
+            inside.set()
+            _time.sleep(1.0)
+        if tier == 3:
+            raise OSError("disk gone")
+        return object()
+
+    monkeypatch.setattr(tiered, "_load_child", slow_read)
+    got: dict[str, object] = {}
+    first = threading.Thread(target=lambda: got.__setitem__("a", tiered._get_child(run, 1, False)))
+    first.start()
+    inside.wait(5)
+    t0 = _time.perf_counter()
+    got["other"] = tiered._get_child(run, 2, False)  # not held up by tier 1's read
+    assert _time.perf_counter() - t0 < 0.5
+    got["b"] = tiered._get_child(run, 1, False)  # waits for the first thread's read of it
+    first.join(5)
+    assert got["a"] is got["b"] and reads.count(1) == 1 and run.child_users[1] == 2
+    for _ in range(2):
+        with pytest.raises(OSError, match="disk gone"):
+            tiered._get_child(run, 3, False)
+    assert reads.count(3) == 2 and 3 not in run.child_cache

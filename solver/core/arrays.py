@@ -269,12 +269,15 @@ def unique_in_place(values: np.ndarray) -> np.ndarray:
     return values[:k] if 2 * k >= len(values) else values[:k].copy()
 
 
-def unique_of_sorted(parts: list[np.ndarray], pool: Any = None) -> np.ndarray:
+def unique_of_sorted(parts: list[np.ndarray], pool: Any = None, min_split: int = 1 << 16) -> np.ndarray:
     """:func:`unique` of the concatenation of ``parts`` (``uint64``), **emptying the list**: each
     part is let go once it is copied, so at most the parts and one copy of them are held (the
     caller must hold no other reference to the parts for that). With a thread ``pool``
-    (``concurrent.futures``), each half of the parts is sorted in a thread (sorts release the
-    GIL) and the two halves are merged in one linear pass, so a level's sort runs on two cores."""
+    (``concurrent.futures``) and at least ``min_split`` values, the values are cut in two halves
+    of equal length (a part across the cut is cut too), each sorted in a thread (sorts release
+    the GIL), and the two are merged in one linear pass, so a level's sort runs on two cores.
+    (Halves of the parts' count left a thread idle: a discovery level's parts are its frontier
+    and its few entries; on Override 4x4 with two workers, 4 s of one core waiting, issue 34.)"""
     todo = [p for p in parts if len(p)]
     parts.clear()
     if not todo:
@@ -285,10 +288,21 @@ def unique_of_sorted(parts: list[np.ndarray], pool: Any = None) -> np.ndarray:
         group.clear()
         return unique_in_place(out)
 
-    if pool is None or len(todo) < 2:
+    total = sum(len(p) for p in todo)
+    if pool is None or total < max(2, min_split):
         return take(todo)
-    half = len(todo) // 2
-    head, tail = todo[:half], todo[half:]
+    half, seen = total // 2, 0
+    head: list[np.ndarray] = []
+    tail: list[np.ndarray] = []
+    for p in todo:
+        if seen >= half:
+            tail.append(p)
+        elif seen + len(p) <= half:
+            head.append(p)
+        else:
+            head.append(p[: half - seen])
+            tail.append(p[half - seen :])
+        seen += len(p)
     todo.clear()
     first = pool.submit(take, head)
     second = take(tail)
