@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.core.arrays import (MinRuns, SortedLookup, group_by, isin_sorted, lookup_sorted, ranges, unique, unique_counts,
-                                unique_in_place, unique_of_sorted)
+from solver.core.arrays import (MinRuns, SortedLookup, group_by, isin_sorted, lookup_sorted, radix_sort_u64, ranges,
+                                unique, unique_counts, unique_in_place, unique_of_sorted)
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
 
@@ -52,6 +52,28 @@ def test_unique_and_counts(values) -> None:
     assert np.array_equal(unique(values), u)
     u2, c2 = unique_counts(values)
     assert np.array_equal(u2, u) and np.array_equal(c2, c)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 300), _u64, st.integers(2**63 - 3, 2**63 + 3)), max_size=200),
+       st.integers(0, 7))
+def test_radix_sort_and_unique_of_keys_are_numpys(values, shift) -> None:
+    """Keys (``uint64``) are sorted by the compiled radix sort: numpy's sort and ``np.unique``
+    of the same values (small keys, keys past 2**63, keys sharing their low bytes); the input is
+    left as it was; a strided view too."""
+    keys = np.array(values, dtype=np.uint64) << np.uint64(8 * shift)
+    before = keys.copy()
+    assert np.array_equal(radix_sort_u64(keys), np.sort(keys))
+    got = unique(keys)
+    assert got.dtype == np.uint64 and np.array_equal(got, np.unique(keys)) and np.array_equal(keys, before)
+    assert np.array_equal(unique(keys[::2]), np.unique(keys[::2]))
+
+
+def test_unique_of_many_keys_is_numpys() -> None:
+    """A chunk's children: a million keys with repeats, sorted by the radix sort."""
+    keys = np.random.default_rng(5).integers(0, 2**41, 1_000_000, dtype=np.uint64) * np.uint64(3)
+    keys = np.concatenate([keys, keys[::7]])
+    assert np.array_equal(unique(keys), np.unique(keys))
 
 
 @settings(max_examples=60, deadline=None)
