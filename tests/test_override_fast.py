@@ -48,7 +48,8 @@ def override(**params: object) -> Override:
 
 
 def assert_same_expansion(g: Override, keys: np.ndarray) -> None:
-    """Fast and reference expansions of ``keys`` agree exactly, canonical or not."""
+    """Fast and reference expansions of ``keys`` agree exactly, canonical or not; the fast one's
+    child tiers are the children's."""
     keys = np.asarray(keys, dtype=np.uint64)
     for canonical in (False, True):
         ref = Game.expand(g, keys, canonical=canonical)
@@ -58,6 +59,9 @@ def assert_same_expansion(g: Override, keys: np.ndarray) -> None:
             assert a.dtype == b.dtype, (name, canonical)
             assert np.array_equal(a, b), (name, canonical)
         assert ref.probs is None and fast.probs is None
+        # each child's tier, read off the parent, is its key's (tier_of: tests/test_tiers.py)
+        assert fast.child_tier is not None and fast.child_tier.dtype == np.int64
+        assert np.array_equal(fast.child_tier, g.tier_of(fast.children)), canonical
 
 
 def playout_keys(g: Override, games: int, seed: int, limit: int) -> np.ndarray:

@@ -276,10 +276,12 @@ def _decode(key, last_base, pieces, pow_pieces, pow_squares, n_cells, sq):
 @njit(cache=True, nogil=True)
 def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo, pieces, pow_pieces,
                   pow_squares, digits, top_size, top_col, sq_w, slots, eu, ev, rev1, lines, placeable):
-    """The compiled :meth:`Override.expand`: ``(kind, to_move, offsets, children, result)`` of
-    ``keys`` (uint64), children in the order of :meth:`Override.legal_actions` (places by piece
-    and cell, moves by step, pass), keyed from the parent's key by the per-slot key changes of
-    ``Override._tables`` (the smallest image under the symmetries when ``canonical``).
+    """The compiled :meth:`Override.expand`: ``(kind, to_move, offsets, children, result,
+    child_tier)`` of ``keys`` (uint64), children in the order of :meth:`Override.legal_actions`
+    (places by piece and cell, moves by step, pass), keyed from the parent's key by the per-slot
+    key changes of ``Override._tables`` (the smallest image under the symmetries when
+    ``canonical``); each child's :meth:`Override.tier_of` read off the parent (a place adds its
+    piece's digit, a move or a pass none), not decoded from the child's key.
     ``tests/test_override_fast.py`` proves it equal to the readable rules."""
     m = len(keys)
     n_edges = len(eu)
@@ -339,6 +341,11 @@ def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo
                 k += 1
         offsets[r + 1] = offsets[r] + (k if k > 0 else 1)
     children = np.empty(offsets[m], dtype=np.uint64)
+    child_tier = np.empty(offsets[m], dtype=np.int64)
+    digit = np.empty(6, dtype=np.int64)  # what a pyramid of each code adds to the tier id
+    digit[0] = 1
+    for p in range(1, 6):
+        digit[p] = digit[p - 1] * (per_size + 1)
     n_sym = sq_w.shape[0] if canonical else 1
     part = np.zeros(n_sym, dtype=np.uint64)
     pass_slot = 6 * (n_cells + n_edges)
@@ -360,6 +367,10 @@ def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo
             for s in range(3):
                 if digits[q, s] != 0:
                     count[(digits[q, s] - 1) * 3 + s] += 1
+        tier = 0
+        for p in range(6):
+            tier += count[p] * digit[p]
+        child_tier[offsets[r]:offsets[r + 1]] = tier
         e_out = offsets[r]
         for p in range(6):
             if count[p] >= per_size:
@@ -367,6 +378,7 @@ def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo
             for x in range(n_cells):
                 if top_size[sq[x]] < 0 and placeable[x]:
                     children[e_out] = _child(part, slots, p * n_cells + x, n_sym)
+                    child_tier[e_out] = tier + digit[p]
                     e_out += 1
         for e in range(n_edges):
             u = eu[e]
@@ -377,7 +389,7 @@ def expand_kernel(keys, canonical, last_base, stride, n_cells, per_size, no_undo
                 e_out += 1
         if e_out == offsets[r]:
             children[e_out] = _child(part, slots, pass_slot, n_sym)
-    return kind, to_move, offsets, children, result
+    return kind, to_move, offsets, children, result, child_tier
 
 
 @njit(cache=True, nogil=True)

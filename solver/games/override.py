@@ -865,7 +865,7 @@ class Override(Game[OverrideState]):
         t = self._tables()
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
         pieces = self.scheme == "pieces"
-        kind, to_move, offsets, children, result = expand_kernel(
+        kind, to_move, offsets, children, result, child_tier = expand_kernel(
             keys, bool(canonical), np.uint64(self._last_base), np.uint64(self._stride), self.cells, self.per_size,
             self.no_undo, pieces, t["pow_pieces"], t.get("pow_squares", t["pow_pieces"]), t["digits"], t["top_size"],
             t["top_col"], t["sq_w"], t["slots"], t["eu"], t["ev"], t["rev1"], t["lines"], t["placeable"])
@@ -877,4 +877,5 @@ class Override(Game[OverrideState]):
             probs=None,
             result=result,
             margin=np.zeros(len(keys), dtype=np.int32),
+            child_tier=child_tier,
         )
