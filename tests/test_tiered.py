@@ -419,6 +419,33 @@ def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point, small_re
     assert not [p for p in root.rglob("*") if ".tmp" in p.name or p.name.endswith(".tiered")]
 
 
+def test_a_run_killed_before_keys_and_plies_shared_a_file_resumes_to_the_same_table(tmp_path, small_reference):
+    """A discovery's waiting positions are one file a part (keys, then plies); a work folder left
+    by the code before, with two files a part (``*-keys.npy``, ``*-ply.npy``), is still read
+    when the run resumes: the same table. (Here the parts of a killed run are rewritten in the
+    old layout.)"""
+    import signal
+
+    root = tmp_path / "killed"
+    killed = _cli(["solve", *SMALL, "--tiered", "--out", str(root), "--quiet", "--workers", "1"],
+                  {"PYRAMIDS_FAULT": "KILL@tier-discovered#7"})
+    assert killed.returncode == -signal.SIGKILL
+    parts = list(root.rglob("pending/*/*-grouped.npy"))
+    assert parts
+    for f in parts:
+        keys, plies = tiered._grouped_slice(f, 1, 0)
+        stem = f.name[: -len("grouped.npy")]
+        np.save(f.with_name(stem + "keys.npy"), keys)
+        np.save(f.with_name(stem + "ply.npy"), plies)
+        f.unlink()
+    again = _cli(["solve", *SMALL, "--tiered", "--out", str(root), "--quiet", "--workers", "1"])
+    assert again.returncode == 0 and "resuming" in again.stderr, again.stderr
+    a, b = _tier_frames(small_reference), _tier_frames(root)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name].equals(b[name]), name
+
+
 def test_ctrl_c_while_a_tier_is_solved_in_a_thread_stops_at_once_and_the_run_resumes(tmp_path):
     """Ctrl-C (SIGINT) while a tier is being solved in a thread: the command stops at once (exit
     130, no traceback), not when that tier is done (Override 3x3-2's take minutes; here the tier
@@ -938,3 +965,82 @@ def test_a_child_tier_is_read_once_outside_the_lock_by_threads_that_want_it(monk
         with pytest.raises(OSError, match="disk gone"):
             tiered._get_child(run, 3, False)
     assert reads.count(3) == 2 and 3 not in run.child_cache
+
+
+def test_small_child_tiers_stay_loaded_for_the_later_tiers_that_read_them(tmp_path: Path, monkeypatch) -> None:
+    """A finished child that a later tier reads stays loaded while it fits the run's budget
+    (Blam! 3x3: 202 tiers, most of a few positions, each read by several parents): every child
+    file is read once instead of once a parent; none is kept while a tier of half the largest
+    tier's memory or more is solved, and the table is the same as with nothing kept."""
+    from solver.api import make_game
+
+    game = make_game("blam", rows=3, cols=3, per_size=1)
+    reads: list[int] = []
+    load, start = tiered._load_child, tiered._start_tier
+    large_with_extra: list[int] = []
+
+    def spy_load(run, tier, scored, only=None):
+        reads.append(tier)
+        return load(run, tier, scored, only)
+
+    run_seen: list[int] = []
+
+    def spy_start(run, info):
+        start(run, info)
+        run_seen.append(run.keep_none_from)
+        if tiered.tier_memory(run, info) >= run.keep_none_from:
+            held = [u for u, n in run.child_users.items() if n <= 0 and u not in info.children]
+            if held:
+                large_with_extra.append(info.tier)
+
+    monkeypatch.setattr(tiered, "_load_child", spy_load)
+    monkeypatch.setattr(tiered, "_start_tier", spy_start)
+    kept = tiered.solve_tiered(game, out=tmp_path / "kept", force=True, workers=1)
+    manifest = json.loads((kept / tiered.MANIFEST).read_text())
+    parents = sum(len([u for u in t["children"] if u != t["tier"]]) for t in manifest["tiers"])
+    read_children = {u for t in manifest["tiers"] for u in t["children"] if u != t["tier"]}
+    assert sorted(reads) == sorted(read_children)  # each child file once
+    assert parents > 2 * len(read_children)  # (a game where reading once a parent costs)
+    assert not large_with_extra and run_seen
+    reads.clear()
+    monkeypatch.setattr(tiered, "KEEP_SHARE", 0.0)
+    plain = tiered.solve_tiered(game, out=tmp_path / "plain", force=True, workers=1)
+    assert len(reads) == parents  # nothing kept: once a parent, as before
+    for t in manifest["tiers"]:
+        a, b = read_columns(kept / t["file"]).sort("key"), read_columns(plain / t["file"]).sort("key")
+        assert a.equals(b)
+
+
+def test_kept_children_are_dropped_when_a_large_tier_starts_and_when_no_later_tier_reads_them() -> None:
+    """A child no tier being solved holds stays loaded only for a later reader, and never while a
+    tier of half the largest tier's planned memory or more is solved (the peak stays the largest
+    tiers'); within the budget, one more is kept only if it fits with the others."""
+    from solver.api import make_game
+
+    run = tiered.Run(game=make_game("override", size=2, line=2, per_size=1), folder=Path("."), work=Path("."),
+                     symmetry=True, run_id="x")
+    run.tier_positions = {1: 10, 2: 10, 3: 10, 5: 100_000, 6: 5}
+    big, small = tiered.TierInfo(5, 100_000, [1]), tiered.TierInfo(6, 5, [1])
+    run.keep_none_from = tiered.tier_memory(run, big)
+    run.keep_budget = tiered.CHILD_BYTES_PER_POSITION * 15  # room for one of the 10-position tiers
+    assert tiered.tier_memory(run, small) < run.keep_none_from
+
+    def hold() -> None:
+        run.child_cache.update({2: object(), 3: object()})
+        run.child_users.update({2: 0, 3: 0})
+
+    hold()
+    run.readers = {2: 1, 3: 0}
+    tiered._start_tier(run, small)
+    assert set(run.child_cache) == {2}  # 3: no later tier reads it
+    hold()
+    run.readers = {2: 1, 3: 1}
+    tiered._start_tier(run, big)
+    assert not run.child_cache  # a large tier: nothing kept beside it
+    run.child_cache.update({2: object()})
+    run.child_users.update({2: 0})
+    assert not tiered._keep_child(run, 3)  # 2 and 3 together exceed the budget
+    del run.child_users[2]
+    assert tiered._keep_child(run, 3)
+    run.readers[3] = 0
+    assert not tiered._keep_child(run, 3)

@@ -177,6 +177,16 @@ class Run:
     #: read them once, not once a slice (unsliced tiers drop theirs before their reverse lists:
     #: they can be several times the tier)
     upcoming: list[TierInfo] = field(default_factory=list)
+    #: how many tiers not yet solved read each tier (:func:`solve_tiers`): a finished child that
+    #: a later tier reads stays loaded while it is small (:func:`_keep_child`), so a game of
+    #: hundreds of small tiers (Blam! 4x4: 209, the median 64 positions) reads each file about
+    #: once, not once a parent
+    readers: dict[int, int] = field(default_factory=dict)
+    #: bytes of children kept that no tier being solved holds (:data:`KEEP_SHARE` of the largest
+    #: tier's planned memory, at least :data:`KEEP_FLOOR`), and the planned memory of a tier
+    #: (half the largest's) from which none is kept while it is solved
+    keep_budget: int = 0
+    keep_none_from: int = 0
     #: positions of every discovered tier (what a tier's children weigh: :func:`tier_memory`)
     tier_positions: dict[int, int] = field(default_factory=dict)
     #: value iteration (games with dice): tolerance and sweep limit
@@ -289,10 +299,11 @@ def _pending_dir(run: Run, tier: int) -> Path:
 
 def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.ndarray]]],
            counter: list[int]) -> None:
-    """Write the buffered (key, ply) pairs of later tiers to disk, one part per tier: two files
-    (keys, plies); tiers cut in slices, one file per tier of the game holding every slice's part
-    (:func:`_grouped_part`), not one per slice (a file costs about 0.4 ms to write here, and a
-    slice reaches every slice of its child tiers)."""
+    """Write the buffered (key, ply) pairs of later tiers to disk, one part per tier: one file
+    holding its keys and plies (:func:`_grouped_part`; two files before, and a file costs an open
+    and a header to parse: Blam! 4x4's 209 tiers wrote and read about 2,000); tiers cut in
+    slices, one file per tier of the game holding every slice's part, not one per slice (a file
+    costs about 0.4 ms to write here, and a slice reaches every slice of its child tiers)."""
     S = run.slices
     groups: dict[int, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
     for tier, parts in buffers.items():
@@ -303,9 +314,8 @@ def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.n
             groups.setdefault(tier // S, {})[tier % S] = (keys, plies)
             continue
         d = _pending_dir(run, tier)
-        d.mkdir(parents=True, exist_ok=True)
-        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-keys.npy", keys)
-        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-ply.npy", plies)
+        d.mkdir(parents=True, exist_ok=True)  # (keys and plies in one file: a file costs an open)
+        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(1, {0: (keys, plies)}))
         counter[0] += 1
     for base, by_slice in groups.items():
         d = _pending_dir(run, base * S)
@@ -389,12 +399,10 @@ def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
     (that peaked at about 30 bytes a pending entry in Override 4x4's largest tier)."""
     d = _pending_dir(run, tier)
     runs = MinRuns()
-    if run.slices > 1:
-        for f in sorted(d.glob("*-grouped.npy")):
-            runs.add(*_grouped_slice(f, run.slices, tier % run.slices))
-    else:
-        for f in sorted(d.glob("*-keys.npy")):
-            runs.add(np.load(f), np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")))
+    for f in sorted(d.glob("*-grouped.npy")):
+        runs.add(*_grouped_slice(f, run.slices, tier % run.slices))
+    for f in sorted(d.glob("*-keys.npy")):  # (parts of a run begun before keys and plies shared a file)
+        runs.add(np.load(f), np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")))
     return runs.result()
 
 
@@ -403,7 +411,9 @@ def _next_pending(run: Run, done: set[int]) -> int | None:
     if not root.is_dir():
         return None
     if run.slices > 1:  # folders of the game's tiers: their first slice waiting
-        for base in sorted(int(d.name) for d in root.iterdir() if d.is_dir()):
+        with os.scandir(root) as entries:
+            bases = sorted(int(e.name) for e in entries if e.is_dir())
+        for base in bases:
             # once a tier is the lowest waiting, every tier whose moves reach it is discovered:
             # its slices' parts are all written, so which slices wait is read once
             if run.waiting_slices.get(base) is None:
@@ -412,8 +422,11 @@ def _next_pending(run: Run, done: set[int]) -> int | None:
             if left:
                 return left[0]
         return None
-    tiers = sorted(int(d.name) for d in root.iterdir() if d.is_dir() and int(d.name) not in done)
-    return tiers[0] if tiers else None
+    # (os.scandir: the entries' types come with the listing, no stat a folder; a game with
+    # hundreds of small tiers lists this folder once a tier)
+    with os.scandir(root) as entries:
+        tiers = [int(e.name) for e in entries if e.is_dir() and int(e.name) not in done]
+    return min(tiers) if tiers else None
 
 
 def discover(run: Run, *, max_positions: int | None = None, progress: Progress | None = None
@@ -454,9 +467,9 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         total += len(seen)
         workfiles.atomic_npy(run.discover / f"keys-{t}.npy", seen)
         workfiles.atomic_npy(run.discover / f"ply-{t}.npy", plies)
-        workfiles.atomic_json(run.discover / f"tier-{t}.json",
-                     {"tier": t, "positions": int(len(seen)), "children": sorted(children),
-                      "terminal": terminal})
+        workfiles.atomic_json(run.discover / f"tier-{t}.json",  # (not fsynced: 4 ms a tier, and its arrays are not)
+                              {"tier": t, "positions": int(len(seen)), "children": sorted(children),
+                               "terminal": terminal}, durable=False)
         infos[t] = TierInfo(t, int(len(seen)), sorted(children), terminal=terminal)
         if run.slices == 1 or all(u in infos for u in run.waiting_slices.get(t // run.slices, [])):
             shutil.rmtree(_pending_dir(run, t), ignore_errors=True)  # (a tier's slices share it)
@@ -620,13 +633,35 @@ def _get_child(run: Run, tier: int, scored: bool) -> _ChildTier:
 
 
 def _start_tier(run: Run, info: TierInfo) -> None:
-    """Tier ``info`` starts: it is no longer upcoming, and children kept for it that it does not
-    read (another tier started first) and no tier being solved holds are dropped."""
+    """Tier ``info`` starts: it is no longer upcoming, and children kept that it does not read
+    and no tier being solved holds are dropped, unless a later tier reads them and they fit the
+    run's budget (:func:`_keep_child`); all of them when ``info`` is a large tier, so that kept
+    children never add to the peak of the largest tiers."""
+    large = run.keep_budget <= 0 or tier_memory(run, info) >= run.keep_none_from
     with run.child_lock:
         run.upcoming = [i for i in run.upcoming if i.tier != info.tier]
-        for u in [u for u, n in run.child_users.items() if n <= 0 and u not in info.children]:
-            run.child_cache.pop(u, None)
-            del run.child_users[u]
+        idle = [u for u, n in run.child_users.items() if n <= 0 and u not in info.children]
+        for u in idle:
+            if large or not run.readers.get(u):
+                run.child_cache.pop(u, None)
+                del run.child_users[u]
+
+
+#: children kept for later tiers may take this share of the largest tier's planned memory
+#: (:func:`tier_memory`), or :data:`KEEP_FLOOR` bytes if more, and are all dropped while a tier of
+#: half that memory or more runs (so they never add to the peak of the largest tiers)
+KEEP_SHARE = 1 / 16
+KEEP_FLOOR = 16 * 2**20
+
+
+def _keep_child(run: Run, u: int) -> bool:
+    """Whether tier ``u``, loaded as a child and now held by no tier being solved, stays
+    loaded for a later tier that reads it: it does if some later tier reads it and the
+    children kept (with it) fit :attr:`Run.keep_budget`. (Called under ``run.child_lock``.)"""
+    if not run.readers.get(u) or run.keep_budget <= 0:
+        return False
+    kept = sum(run.tier_positions.get(v, 0) for v, n in run.child_users.items() if n <= 0 and v != u)
+    return CHILD_BYTES_PER_POSITION * (kept + run.tier_positions.get(u, 0)) <= run.keep_budget
 
 
 def _release_children(run: Run, info: TierInfo) -> None:
@@ -640,11 +675,13 @@ def _release_children(run: Run, info: TierInfo) -> None:
             run.children_released.add(info.tier)
             following = set(run.upcoming[0].children) if run.upcoming and run.slices > 1 else set()
             for u in info.children:
+                if u in run.readers:
+                    run.readers[u] -= 1
                 if u not in run.child_users:
                     continue  # never loaded (the tier stopped before)
                 left = run.child_users[u] - 1
                 run.child_users[u] = left
-                if left <= 0 and u not in following:
+                if left <= 0 and u not in following and not _keep_child(run, u):
                     run.child_cache.pop(u, None)
                     del run.child_users[u]
     memory.return_freed_memory()
@@ -1356,6 +1393,14 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
             if progress is not None:
                 progress("solve", f"height {h}", done_pos, total)
             run.upcoming = list(todo)
+            if not run.readers:  # (once: every tier left to solve, of every height)
+                left = [i for i in infos.values() if finished[i.tier] is None]
+                for i in left:
+                    for u in i.children:
+                        run.readers[u] = run.readers.get(u, 0) + 1
+                largest = max((tier_memory(run, i) for i in left), default=0)
+                run.keep_budget = int(max(KEEP_FLOOR, KEEP_SHARE * largest)) if KEEP_SHARE > 0 else 0
+                run.keep_none_from = largest // 2
             if cluster is not None and todo:
                 from solver.pipeline.tasks import run_tier_tasks
 
