@@ -1037,6 +1037,13 @@ def test_kept_children_are_dropped_when_a_large_tier_starts_and_when_no_later_ti
     run.readers = {2: 1, 3: 1}
     tiered._start_tier(run, big)
     assert not run.child_cache  # a large tier: nothing kept beside it
+    run.readers[1] = 2  # (a later tier reads it: a small tier would keep it)
+    run.tier_positions[1] = 1
+    run.child_cache[1] = object()
+    run.child_users[1] = 1
+    tiered._release_children(run, big)  # what it lets go of before its reverse lists (its peak)
+    assert 1 not in run.child_cache
+    run.large_running.clear()
     run.child_cache.update({2: object()})
     run.child_users.update({2: 0})
     assert not tiered._keep_child(run, 3)  # 2 and 3 together exceed the budget

@@ -187,6 +187,10 @@ class Run:
     #: (half the largest's) from which none is kept while it is solved
     keep_budget: int = 0
     keep_none_from: int = 0
+    #: the large tiers being solved (planned memory ``keep_none_from`` or more): while one is,
+    #: no child is kept for later (not even the children such a tier lets go of before its
+    #: reverse lists, its peak)
+    large_running: set[int] = field(default_factory=set)
     #: positions of every discovered tier (what a tier's children weigh: :func:`tier_memory`)
     tier_positions: dict[int, int] = field(default_factory=dict)
     #: value iteration (games with dice): tolerance and sweep limit
@@ -640,6 +644,8 @@ def _start_tier(run: Run, info: TierInfo) -> None:
     large = run.keep_budget <= 0 or tier_memory(run, info) >= run.keep_none_from
     with run.child_lock:
         run.upcoming = [i for i in run.upcoming if i.tier != info.tier]
+        if large:
+            run.large_running.add(info.tier)
         idle = [u for u, n in run.child_users.items() if n <= 0 and u not in info.children]
         for u in idle:
             if large or not run.readers.get(u):
@@ -658,7 +664,7 @@ def _keep_child(run: Run, u: int) -> bool:
     """Whether tier ``u``, loaded as a child and now held by no tier being solved, stays
     loaded for a later tier that reads it: it does if some later tier reads it and the
     children kept (with it) fit :attr:`Run.keep_budget`. (Called under ``run.child_lock``.)"""
-    if not run.readers.get(u) or run.keep_budget <= 0:
+    if not run.readers.get(u) or run.keep_budget <= 0 or run.large_running:
         return False
     kept = sum(run.tier_positions.get(v, 0) for v, n in run.child_users.items() if n <= 0 and v != u)
     return CHILD_BYTES_PER_POSITION * (kept + run.tier_positions.get(u, 0)) <= run.keep_budget
@@ -833,6 +839,8 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
             return worker(run, info)
     finally:
         _release_children(run, info)
+        with run.child_lock:
+            run.large_running.discard(info.tier)
 
 
 def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any) -> dict[str, Any]:
