@@ -366,6 +366,25 @@ def test_mcts_keeps_the_exact_value_of_most_blam_positions(blam_solution):
     assert sum(p.blunders for p in mcts.by_ply) == mcts.blunders == sum(mcts.blunder_kinds.values())
 
 
+def test_calibration_summary_sums_the_plies_past_the_first_twenty():
+    """A game run to the move cap gave a line of 500 plies; past PLIES_LISTED they are summed."""
+    from solver.players.selfplay import PLIES_LISTED, Calibration, PlyStat
+
+    def line(n):
+        plies = [PlyStat(p, 2, 1 + (p % 2), 1 - (p % 2)) for p in range(n)]
+        c = Calibration(game="g", player="p", games=1, seed=0, moves=2 * n, kept=0, share_kept=(0.5, 0.4, 0.6),
+                        blunders=0, by_ply=plies, blunder_kinds={}, mean_loss=None,
+                        first_player={k: (0.0, 0.0, 1.0) for k in ("win", "loss", "tie", "unfinished")},
+                        exact={}, exact_win_share=None)
+        return next(s for s in c.summary().splitlines() if s.startswith("by ply: "))
+
+    assert PLIES_LISTED == 20
+    assert line(3) == "by ply: 0: 1/2, 1: 2/2, 2: 1/2"
+    assert line(21).endswith(", 19: 2/2, 20: 1/2")
+    long = line(500)
+    assert long.endswith(", 19: 2/2, plies 20-499: 720/960") and long.count(":") == 22  # "by ply" and 21 entries
+
+
 def _tree_nodes(root):
     """Every node of an MCTS tree (children lists of decision nodes, dicts of the others)."""
     todo, seen = [root], []

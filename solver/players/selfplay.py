@@ -453,9 +453,25 @@ class Calibration:
                          f"supports {self.secret_support_share:.1%}; exploitability (what a best reply takes off "
                          f"the exact value) mean {self.secret_exploitability:.3f}, max "
                          f"{self.secret_exploitability_max:.3f}")
-        lines.append("by ply: " + ", ".join(f"{p.ply}: {p.kept}/{p.moves}" for p in self.by_ply))
+        lines.append("by ply: " + _ply_line(self.by_ply))
         lines.append(f"first player wins {w:.1%} [{wlo:.1%}, {whi:.1%}] in self-play; exact: {exact}")
         return "\n".join(lines)
+
+
+#: plies listed one by one in :meth:`Calibration.summary`; later plies are summed on one entry
+PLIES_LISTED = 20
+
+
+def _ply_line(by_ply: list[PlyStat]) -> str:
+    """``0: 18/20, 1: 16/20, ...``: the first :data:`PLIES_LISTED` plies one by one, the rest (a
+    game that ran to the move cap adds hundreds) summed as ``plies 20-499: 473/473``."""
+    head = [f"{p.ply}: {p.kept}/{p.moves}" for p in by_ply[:PLIES_LISTED]]
+    rest = by_ply[PLIES_LISTED:]
+    if len(rest) == 1:
+        head.append(f"{rest[0].ply}: {rest[0].kept}/{rest[0].moves}")
+    elif rest:
+        head.append(f"plies {rest[0].ply}-{rest[-1].ply}: {sum(p.kept for p in rest)}/{sum(p.moves for p in rest)}")
+    return ", ".join(head)
 
 
 def _exact_start(solution: Any, game: Game) -> tuple[dict[str, Any], float | None]:
