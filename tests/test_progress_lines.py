@@ -107,6 +107,68 @@ def test_nested_tasks_name_every_step_and_the_bars_mode_writes_no_lines(capsys, 
     assert progress.line_seconds() == progress.LINE_SECONDS == 10.0
 
 
+def test_a_task_with_eta_says_how_long_is_left_at_the_rate_since_its_first_count(capsys, monkeypatch):
+    """A resumed step (its first count 600) measures only its own rate; nothing said before
+    ETA_AFTER seconds, nor at the end, nor without eta."""
+    clock = [1000.0]
+    monkeypatch.setattr(progress, "_now", lambda: clock[0])
+    task = progress.Task("solving tiers", False, total=3000, unit="positions", percent=True, eta=True)
+    task.update(600)
+    clock[0] += 10
+    task.update(700)
+    assert task.describe() == "solving tiers: 700 of 3,000 positions (23.3%)"  # too early
+    clock[0] += 50  # 60 s for 600 positions: 1,800 more take 180 s
+    task.update(1200)
+    assert task.describe() == "solving tiers: 1,200 of 3,000 positions (40.0%, about 3 min left)"
+    clock[0] += 3600  # 3,660 s for 1,700: 700 more take about 25 min
+    task.update(2300)
+    assert task.describe().endswith("(76.7%, about 25 min left)")
+    task.update(3000)
+    assert task.describe().endswith("(100.0%)")
+    plain = progress.Task("solving tiers", False, total=3000, unit="positions", percent=True)
+    plain.update(600)
+    clock[0] += 100
+    plain.update(1200)
+    assert plain.describe().endswith("(40.0%)")
+    assert [progress.time_left(s) for s in (5, 59, 61, 3500, 3599, 5 * 3600 + 5 * 60)] == [
+        "under a minute left", "under a minute left", "about 1 min left", "about 58 min left",
+        "about 1 h 00 min left", "about 5 h 05 min left"]
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("measured_positions, at_least, shown", [
+    (10**9, False, True),  # a preset measured: "x of 1,000,000,000 positions found (..%)"
+    (10**9, True, False),  # a lower bound only: counts alone
+    (5, False, False),  # fewer than found (a stale entry): counts alone, never past 100%
+])
+def test_a_tiered_discovery_counts_toward_the_measured_positions(capsys, monkeypatch, tmp_path,
+                                                                   measured_positions, at_least, shown):
+    from solver.pipeline import measured, tiered
+
+    monkeypatch.setenv(progress.INTERVAL_ENV, "0")
+    clock = [0.0]
+
+    def tick() -> float:
+        clock[0] += 20.0
+        return clock[0]
+
+    monkeypatch.setattr(progress, "_now", tick)
+    monkeypatch.setattr(measured, "of_game", lambda game: measured.Measured(positions=measured_positions,
+                                                                            at_least=at_least))
+    code, out, err = run(capsys, "solve", "blam", "--preset", "3x3", "--tiered", "--out", str(tmp_path))
+    assert code == 0, err
+    found = [ln for ln in progress_lines(err) if "] discovering tiers: " in ln]
+    assert found, err
+    assert all((" of 1,000,000,000 positions found (" in ln) == shown for ln in found), found
+    counts = [ln.split("] ", 1)[1].split(" (took")[0] for ln in found]
+    assert shown or measured_positions == 5 or not any(" of " in c for c in counts), counts
+    assert not any("%" in c and float(c.split("(")[1].split("%")[0]) > 100 for c in counts), counts
+    if shown:
+        assert any(re.search(r"positions found \(0\.0%, about \d+ h \d\d min left\)", ln) for ln in found), found
+    assert tiered._expected_positions(tiered.Run(game=make_game("blam", rows=3, cols=3), folder=tmp_path,
+                                                 work=tmp_path, symmetry=False, run_id="x")) is None  # not up to symmetry
+
+
 def test_report_tells_a_log_each_step_of_the_solve_and_the_report(capsys, monkeypatch, tmp_path):
     """``pyramids report`` with standard error not a terminal (interval 0: every step shows):
     the enumeration with its counts, the engine at work, writing the tables, then each report

@@ -38,6 +38,25 @@ LINE_SECONDS = 10.0
 #: batch jobs)
 INTERVAL_ENV = "PYRAMIDS_PROGRESS_SECONDS"
 
+#: seconds a task with ``eta`` counts before its lines say how long is left (the rate of the
+#: first seconds, compilation and reading, says little)
+ETA_AFTER = 30.0
+
+
+def _now() -> float:
+    """The clock of the time-left estimates (a test sets its own)."""
+    return time.monotonic()
+
+
+def time_left(seconds: float) -> str:
+    """``about 25 min left``, ``about 1 h 05 min left``, ``under a minute left``."""
+    if seconds < 60:
+        return "under a minute left"
+    minutes = int(round(seconds / 60))
+    if minutes < 60:
+        return f"about {minutes} min left"
+    return f"about {minutes // 60} h {minutes % 60:02d} min left"
+
 Mode = bool | str
 
 
@@ -185,13 +204,19 @@ class Task:
         The bar writes large counts as 1.2M.
     every : float, optional
         This task's interval between lines (default: the session's).
+    eta : bool
+        Lines with a ``total`` add how long is left, at the rate since the task's first count
+        (after :data:`ETA_AFTER` seconds): ``(67.8%, about 25 min left)``. A resumed step counts
+        only what it did itself.
     """
 
     def __init__(self, name: str, mode: Mode, *, total: int | None = None, done: int | None = None,
                  unit: str = "", note: str = "",
                  note_first: bool = False, percent: bool = False, bar: bool = True, unit_scale: bool = False,
-                 every: float | None = None) -> None:
+                 every: float | None = None, eta: bool = False) -> None:
         self.name, self.mode, self.total, self.unit, self.note = name, mode, total, unit, note
+        self.eta = eta
+        self._first: tuple[float, int] | None = None  # (clock, done) at the first count
         self.note_first, self.percent, self.every = note_first, percent, every
         self.done: int | None = done if done is not None else 0 if total is not None else None
         self._bar: Any = None
@@ -221,10 +246,21 @@ class Task:
             if self.unit:
                 counts += f" {self.unit}"
             if self.percent and self.total is not None:
-                counts += f" ({100 * self.done / max(self.total, 1):.1f}%)"
+                left = self._left()
+                counts += f" ({100 * self.done / max(self.total, 1):.1f}%" + (f", {left})" if left else ")")
         if self.note and counts:
             return f"{self.name}: " + (f"{self.note} ({counts})" if self.note_first else f"{counts} ({self.note})")
         return f"{self.name}: {self.note or counts or 'working'}"
+
+    def _left(self) -> str | None:
+        """How long is left at the rate so far (``eta`` tasks), or ``None``: too early to say."""
+        if not self.eta or self._first is None or self.total is None or self.done is None:
+            return None
+        t0, d0 = self._first
+        spent, gained = _now() - t0, self.done - d0
+        if spent < ETA_AFTER or gained <= 0 or self.done >= self.total:
+            return None
+        return time_left((self.total - self.done) * spent / gained)
 
     def update(self, done: int | None = None, *, total: int | None = None, note: str | None = None) -> None:
         """Set where the step is: ``done`` (absolute), ``total``, ``note`` (``None``: unchanged)."""
@@ -234,6 +270,8 @@ class Task:
             self.note = note
         if done is not None:
             self.done = done
+            if self._first is None:
+                self._first = (_now(), done)
         if self._session is not None:
             self._session.say()
         elif self._bar is not None:
@@ -246,6 +284,13 @@ class Task:
                 bar.update(done - bar.n)
             else:
                 bar.refresh()
+
+    def drop_total(self) -> None:
+        """The ``total`` given was wrong (passed): counts alone from now on."""
+        self.total = None
+        if self._bar is not None:
+            self._bar.total = None
+            self._bar.refresh()
 
     def advance(self, n: int = 1, *, note: str | None = None) -> None:
         """``n`` more ``unit`` done."""

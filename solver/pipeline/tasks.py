@@ -777,7 +777,7 @@ def _run_batches(cluster: Cluster, spec: dict[str, Any], todo: list[int], symmet
     size = batch or 1
     per_class: list[float] = []
     pos_per_class: list[float] = []
-    bar = Task("setups", progress, total=len(todo), unit="setup classes", percent=True,
+    bar = Task("setups", progress, total=len(todo), unit="setup classes", percent=True, eta=True,
                note=f"{workers} Dask worker(s)")
     pending: list[pl.DataFrame] = []
     last_flush = time.monotonic()

@@ -433,6 +433,18 @@ def _next_pending(run: Run, done: set[int]) -> int | None:
     return min(tiers) if tiers else None
 
 
+def _expected_positions(run: Run) -> int | None:
+    """The positions a discovery will find, where the variant is a preset whose count was
+    measured (``measured.toml``, up to symmetry; a batch of setups finds others): its progress
+    then says how far it is and how long is left. ``None`` when unknown."""
+    if not run.symmetry or tiered_setups.is_setup_root(run.game):
+        return None
+    entry = measured.of_game(run.game)
+    if entry is None or entry.at_least or not entry.positions:
+        return None
+    return int(entry.positions)
+
+
 def discover(run: Run, *, max_positions: int | None = None, progress: Progress | None = None
              ) -> dict[int, TierInfo]:
     """Phase 1: every reachable position, tier by tier (see the module docstring)."""
@@ -563,7 +575,8 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         level = exp = kept = out = k = None  # (only the new positions are held while they are sorted)
         frontier = unique_of_sorted(inside, run.pool)  # (none seen before: split; empties inside)
         if progress is not None:
-            progress("discover", name, total + len(seen), None)
+            found, expected = total + len(seen), _expected_positions(run)
+            progress("discover", name, found, expected if expected is not None and found <= expected else None)
         d += 1
         if not len(frontier) and pos < len(entry_keys):
             d = max(d, int(entry_ply[pos]))
@@ -2056,11 +2069,13 @@ class _TierProgress:
             self.phase = phase
             label, unit = self._LABELS.get(phase, (f"{phase} tiers", "positions"))
             self.task = Task(label, self.mode, total=total, unit=unit, percent=True, unit_scale=True,
-                             every=LOG_EVERY)
+                             every=LOG_EVERY, eta=True)
         if phase == "verify":  # called with each tier's own count
             self.verified += done
             done = self.verified
         assert self.task is not None
+        if phase == "discover" and total is None and self.task.total is not None:
+            self.task.drop_total()  # found more than the measured count (a stale entry)
         self.task.update(done, total=total, note=name)
 
     def close(self) -> None:

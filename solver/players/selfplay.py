@@ -263,7 +263,7 @@ def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: i
     children = np.random.SeedSequence(seed).spawn(games)
     todo = list(enumerate(children))
     records: list[GameRecord | None] = [None] * games
-    bar = Task("self-play", progress, total=games, unit="games", percent=True,
+    bar = Task("self-play", progress, total=games, unit="games", percent=True, eta=True,
                note=f"{game.variant.label()}, {jobs} process{'es' if jobs > 1 else ''}")
     try:
         if jobs == 1 or games == 1:
