@@ -701,8 +701,11 @@ def _duration(seconds: float) -> str:
 
 
 def _tier_work(work: dict[str, Any]) -> str:
-    """How far an unfinished tiered solve is (:func:`solver.pipeline.tiered.tier_progress`)."""
-    return (f"{work['tiers_discovered']:,} tiers discovered ({work['positions_discovered']:,} positions), "
+    """How far an unfinished tiered solve is (:func:`solver.pipeline.tiered.tier_progress`; with
+    ``positions_expected``, the preset's measured count, the share discovered)."""
+    found, expected = work["positions_discovered"], work.get("positions_expected")
+    share = f" of {expected:,} measured, {100 * found / expected:.1f}%" if expected and found < expected else ""
+    return (f"{work['tiers_discovered']:,} tiers discovered ({found:,} positions{share}), "
             f"{work['tiers_solved']:,} solved ({work['positions_solved']:,} positions)")
 
 
@@ -736,6 +739,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     else:
         work = tiered.tier_progress(folder)
         if work is not None:
+            work["positions_expected"] = tiered.expected_positions(game, symmetry)
             out.update({"kind": "tiered", "complete": False, **work})
             left = "" if work["seconds_left"] is None else f"; about {_duration(work['seconds_left'])} left"
             text = (f"{game.variant.label()}\n  tiered solve   {_tier_work(work)}{left}\n"

@@ -165,8 +165,7 @@ def test_a_tiered_discovery_counts_toward_the_measured_positions(capsys, monkeyp
     assert not any("%" in c and float(c.split("(")[1].split("%")[0]) > 100 for c in counts), counts
     if shown:
         assert any(re.search(r"positions found \(0\.0%, about \d+ h \d\d min left\)", ln) for ln in found), found
-    assert tiered._expected_positions(tiered.Run(game=make_game("blam", rows=3, cols=3), folder=tmp_path,
-                                                 work=tmp_path, symmetry=False, run_id="x")) is None  # not up to symmetry
+    assert tiered.expected_positions(make_game("blam", rows=3, cols=3), symmetry=False) is None  # not up to symmetry
 
 
 def test_report_tells_a_log_each_step_of_the_solve_and_the_report(capsys, monkeypatch, tmp_path):

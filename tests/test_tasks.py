@@ -405,7 +405,7 @@ def test_show_and_report_of_a_partial_sweep_say_estimated(capsys, tmp_path, whol
     assert "Verdict (exact)" in md and f"{100 * share:.1f}%" in md and "ESTIMATED" not in md
 
 
-def test_status_of_an_unfinished_tiered_solve(capsys, tmp_path):
+def test_status_of_an_unfinished_tiered_solve(capsys, tmp_path, monkeypatch):
     env = {**os.environ, "PYRAMIDS_FAULT": "KILL@tier-solved#3"}
     proc = subprocess.run([sys.executable, "-m", "solver.cli", "solve", "blam", "--preset", "3x3", "--tiered",
                            "--workers", "1", "--out", str(tmp_path), "--quiet"], env=env, timeout=300,
@@ -416,6 +416,12 @@ def test_status_of_an_unfinished_tiered_solve(capsys, tmp_path):
     assert s["kind"] == "tiered" and not s["complete"]
     assert s["tiers_solved"] == 3 and s["tiers_discovered"] > 3
     assert 0 < s["positions_solved"] < s["positions_discovered"]
+    assert s["positions_expected"] is None  # Blam! 3x3 has no measured entry
+    from solver.pipeline import measured  # where one is (a preset of hours), the share discovered
+    monkeypatch.setattr(measured, "of_game", lambda game: measured.Measured(positions=4 * s["positions_discovered"]))
+    code, out, err = run(capsys, "status", "blam", "--preset", "3x3", "--out", str(tmp_path))
+    assert f"({s['positions_discovered']:,} positions of {4 * s['positions_discovered']:,} measured, 25.0%)" in out, out
+    monkeypatch.undo()
     run(capsys, "solve", "blam", "--preset", "3x3", "--out", str(tmp_path), "--quiet")
     code, out, err = run(capsys, "status", "blam", "--preset", "3x3", "--out", str(tmp_path), "--json")
     assert json.loads(out)["complete"]

@@ -433,13 +433,13 @@ def _next_pending(run: Run, done: set[int]) -> int | None:
     return min(tiers) if tiers else None
 
 
-def _expected_positions(run: Run) -> int | None:
+def expected_positions(game: Game, symmetry: bool = True) -> int | None:
     """The positions a discovery will find, where the variant is a preset whose count was
     measured (``measured.toml``, up to symmetry; a batch of setups finds others): its progress
-    then says how far it is and how long is left. ``None`` when unknown."""
-    if not run.symmetry or tiered_setups.is_setup_root(run.game):
+    and ``pyramids status`` then say how far it is. ``None`` when unknown."""
+    if not symmetry or tiered_setups.is_setup_root(game):
         return None
-    entry = measured.of_game(run.game)
+    entry = measured.of_game(game)
     if entry is None or entry.at_least or not entry.positions:
         return None
     return int(entry.positions)
@@ -575,7 +575,7 @@ def _close_tier(game: Game, t: int, entry_keys: np.ndarray, entry_ply: np.ndarra
         level = exp = kept = out = k = None  # (only the new positions are held while they are sorted)
         frontier = unique_of_sorted(inside, run.pool)  # (none seen before: split; empties inside)
         if progress is not None:
-            found, expected = total + len(seen), _expected_positions(run)
+            found, expected = total + len(seen), expected_positions(run.game, run.symmetry)
             progress("discover", name, found, expected if expected is not None and found <= expected else None)
         d += 1
         if not len(frontier) and pos < len(entry_keys):
