@@ -685,6 +685,42 @@ def test_decisive_moves_are_those_where_a_blunder_was_possible(greener_solution,
     assert "decisive moves (some move would lose value) keeping it:" in rand.summary()
 
 
+def test_calibration_intervals_count_games_not_only_moves(blam_solution):
+    """Moves of one game are not independent (a game run to the move cap adds hundreds of alike
+    moves): a player perfect in every other game and worst in the rest keeps about half its
+    moves, and its interval must be that of 20 games, not of some hundred coin flips."""
+    from scipy.stats import t as student_t
+    from solver.core.stats import clustered_share
+
+    game, sol = blam_solution
+    start = game.initial_state()
+
+    class Moody(Player):
+        name = "moody"
+
+        def __init__(self):
+            self.good, self.bad, self.games = Oracle(sol), Oracle(sol, worst=True), 0
+
+        def choose(self, game, state, rng):
+            self.games += state == start
+            return (self.good if self.games % 2 else self.bad).choose(game, state, rng)
+
+    cal = calibrate(game, Moody(), sol, games=20, seed=4)
+    share, lo, hi = cal.share_decisive
+    wlo, whi = wilson(cal.decisive_kept, cal.decisive)
+    assert 0.1 < share < 0.9 and lo < wlo - 0.03 and hi > whi + 0.03, (cal.share_decisive, (wlo, whi))
+    assert cal.share_kept[1] < wilson(cal.kept, cal.moves)[0] - 0.02, (cal.share_kept, wilson(cal.kept, cal.moves))
+    one = calibrate(game, Moody(), sol, games=1, seed=4)  # one game: Wilson's alone
+    assert one.share_kept[1:] == pytest.approx(wilson(one.kept, one.moves))
+    # by hand: 5, 6, 7, 8 of 10 in four games: share 0.65, residuals -1.5, -0.5, 0.5, 1.5 (sum of
+    # squares 5), standard error sqrt(4/3 * 5) / 40, t with 3 degrees of freedom
+    half = student_t.ppf(0.975, 3) * (20 / 3) ** 0.5 / 40
+    assert clustered_share([5, 6, 7, 8], [10] * 4) == pytest.approx((0.65 - half, 0.65 + half))
+    assert half > 0.2 and wilson(26, 40)[0] > 0.65 - half + 0.04  # wider than Wilson's here
+    assert clustered_share([10] * 4, [10] * 4) == pytest.approx(wilson(40, 40))  # no spread: Wilson's
+    assert clustered_share([], []) == (0.0, 1.0) and clustered_share([0, 0], [0, 0]) == (0.0, 1.0)
+
+
 def test_calibrating_with_dice_uses_expected_results(tmp_path):
     """Dice inside the game (DiceRace): the best moves keep the expected value, always staying
     put loses some."""

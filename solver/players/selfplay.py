@@ -26,7 +26,7 @@ import numpy as np
 
 from solver.core.game import Game, NodeKind, Result
 from solver.core.progress import Task
-from solver.core.stats import Z95, wilson
+from solver.core.stats import Z95, clustered_share, wilson
 from solver.engines.matrix_game import optimal_strategy_ranges
 from solver.errors import VariantError
 from solver.players.base import Player, sample_chance
@@ -382,7 +382,9 @@ class Calibration:
 
     ``kept``/``moves``: decisions whose move is among the best by exact value (win > tie > draw
     > lose, remoteness ignored; tables of expected results: within ``tolerance`` of the best
-    expected result); ``share_kept``: ``(share, low, high)`` with a 95% Wilson interval;
+    expected result); ``share_kept``: ``(share, low, high)`` with a 95% interval that counts the
+    games, not only the moves (:func:`solver.core.stats.clustered_share`: the wider of Wilson's
+    and the game-clustered one; one game of 480 alike moves to the cap is one game);
     ``by_ply``: per ply; ``blunder_kinds``: e.g. ``{"win->draw": 3}`` (deterministic tables);
     ``mean_loss``: the mean drop of the expected result per decision (tables of expected results).
     ``decisive``/``decisive_kept``/``share_decisive``: the same count over the *decisive*
@@ -513,6 +515,7 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
                            f"{game.num_players} players: use --set players=2")
     stats: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     decisive = [0, 0]  # decisions where some move loses value; of them, kept
+    per_game: list[list[int]] = []  # per game: moves, kept, decisive, decisive kept
     lost = [0]  # blunders so far (a game is clean when it adds none)
     kinds: Counter[str] = Counter()
     losses: list[float] = []
@@ -536,9 +539,14 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
             if not keep:
                 kinds[f"{best_name}->{chosen.value}"] += 1
         row[1 if keep else 2] += 1
+        tally = per_game[-1]
+        tally[0] += 1
+        tally[1] += keep
         if matters:
             decisive[0] += 1
             decisive[1] += keep
+            tally[2] += 1
+            tally[3] += keep
         lost[0] += not keep
 
     secret: list[tuple[float, float]] = []  # per mix: (share on the optimal supports, exploitability)
@@ -564,6 +572,7 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
     records, clean = [], 0
     for ss in children:
         before = lost[0]
+        per_game.append([0, 0, 0, 0])
         records.append(play_game(game, watched, np.random.default_rng(ss), max_moves, on_decision=judge))
         clean += lost[0] == before
     moves = sum(r[0] for r in stats.values())
@@ -574,13 +583,16 @@ def calibrate(game: Game, player: Player | str, solution: Any, *, games: int = 2
         ("win", sum(1 for r in firsts if r == Result.WIN)), ("loss", sum(1 for r in firsts if r == Result.LOSS)),
         ("tie", sum(1 for r in firsts if r == Result.TIE)), ("unfinished", sum(1 for r in firsts if r is None)))}
     exact, exact_win = _exact_start(solution, game)
+    tallies = np.array(per_game, dtype=np.int64).reshape(-1, 4)
     return Calibration(
         game=game.variant.label(), player=me.describe(), games=games, seed=seed, moves=moves, kept=kept,
-        share_kept=(kept / moves if moves else float("nan"), *wilson(kept, moves)), blunders=blunders,
+        share_kept=(kept / moves if moves else float("nan"), *clustered_share(tallies[:, 1], tallies[:, 0])),
+        blunders=blunders,
         by_ply=[PlyStat(p, *stats[p]) for p in sorted(stats)], blunder_kinds=dict(kinds),
         mean_loss=float(np.mean(losses)) if losses else None, first_player=first_player,
         exact=exact, exact_win_share=exact_win, decisive=decisive[0], decisive_kept=decisive[1],
-        share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"), *wilson(decisive[1], decisive[0])),
+        share_decisive=(decisive[1] / decisive[0] if decisive[0] else float("nan"),
+                        *clustered_share(tallies[:, 3], tallies[:, 2])),
         clean_games=clean, secret_choices=len(secret) // 2,
         secret_support_share=float(np.mean([m[0] for m in secret])) if secret else None,
         secret_exploitability=float(np.mean([m[1] for m in secret])) if secret else None,
