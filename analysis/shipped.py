@@ -131,9 +131,11 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--option", "simultaneous=uniform", "--seed", "1", "--games", "100"],
     ["estimate", "petal", "--player", "mcts", "--budget", "100", "--option", "playout_moves=30",
      "--option", "simultaneous=uniform", "--compare-budget", "20", "--games", "10000", "--seed", "1"],
-    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1"],
+    # 200 games: one of 20 games ran to the move cap and made most of their moves (2026-12-07)
+    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1", "--games", "200"],
     ["estimate", "carrots", "--player", "greedy", "--games", "2400", "--seed", "1"],
-    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--option", "evaluation=race", "--seed", "1"],
+    ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--option", "evaluation=race", "--seed", "1",
+     "--games", "200"],
     ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--max-moves", "2000", "--seed", "1"],
     ["estimate", "carrots", "--player", "greedy", "--option", "evaluation=race", "--games", "1000",
      "--max-moves", "2000", "--seed", "1"],
