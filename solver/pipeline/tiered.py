@@ -1389,9 +1389,11 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
     run.tier_positions = {t: i.positions for t, i in infos.items()}
     stats: dict[int, dict[str, Any]] = {}
     total = sum(i.positions for i in infos.values())
-    done_pos = 0
     by_height: dict[int, list[TierInfo]] = {}
     finished = {t: _tier_done(run, t) for t in infos}
+    # the tiers a resumed run finds solved count from its first line (counted height by height,
+    # they would look solved at this run's rate and its time left would read "under a minute")
+    done_pos = sum(i.positions for i in infos.values() if finished[i.tier] is not None)
     for info in infos.values():
         by_height.setdefault(info.height, []).append(info)
     pool = None
@@ -1408,7 +1410,6 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                 st = finished[info.tier]
                 if st is not None:
                     stats[info.tier] = st
-                    done_pos += info.positions
                 else:
                     todo.append(info)
             if progress is not None:
