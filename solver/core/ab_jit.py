@@ -9,8 +9,10 @@ the best score), scoring each position as :meth:`solver.players.alphabeta._Searc
 (a win in ``r`` plies from the root ``WIN - r``, a loss its negative, a tie 0, the game's
 evaluation in [-1, 1] at the horizon; the moves in ``legal_actions`` order, the table's best
 move first). The transposition table is an array table of the positions' two 64-bit hashes
-(:func:`new_table`; a score is used for a search of the same depth only, so the scores are those
-of plain depth-limited minimax, as the readable search's are). The recursion is a loop over an
+(:func:`new_table`), a slot per position and depth left; a score is used for a search of the same
+depth only, so the scores are those of plain depth-limited minimax, as the readable search's are,
+and the player keeps a thread's table from one search to the next of the same game and root
+player (:func:`kept_table`: a position met again is not searched again). The recursion is a loop over an
 explicit stack: one row of positions, moves and window per ply. ``deadline``
 (``time.perf_counter()`` seconds, ``inf`` for none) is checked every 4,096 positions from the
 second depth on; past it the search stops and the deepest finished depth decides.
@@ -34,9 +36,9 @@ from numba import njit, objmode
 WIN = 1000.0
 #: scores beyond this are forced results, not evaluations
 PROVEN = WIN / 2
-#: the most transposition table entries (a power of two; one table per thread and size, emptied
-#: for each root search: :func:`empty_table`; 33 bytes an entry); a shallow search gets a smaller
-#: one (:func:`table_size`), which costs less to empty
+#: the most transposition table entries (a power of two; 33 bytes an entry; the player's are kept
+#: per thread, size and root player, :func:`kept_table`); a shallow search gets a smaller one
+#: (:func:`table_size`)
 TABLE_SIZE = 1 << 20
 #: the flags of a table's score: exact, a lower bound, an upper bound
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -62,20 +64,27 @@ def new_table(size: int = TABLE_SIZE) -> tuple:
 _tables = threading.local()
 
 
-def empty_table(size: int) -> tuple:
-    """An empty table of ``size`` entries for one root search, as :func:`new_table` gives but
-    kept per thread and emptied again for the next search: an entry whose depth is -1 is never
-    read (every other field is written with it), so setting the depths to -1 empties it. A new
-    table each move cost its 33 bytes an entry in fresh pages every move (about 6 ms of the
-    kernel's time a move at 4 plies); emptying one writes 4 bytes an entry."""
-    held = getattr(_tables, "by_size", None)
+def kept_table(owner: Any, me: int, size: int) -> tuple:
+    """The thread's table of ``size`` entries for the searches of ``owner`` (a game's compiled
+    rules) whose root player is ``me``, kept from one search to the next: its entries are the
+    depth-limited minimax scores (or bounds) of positions, from ``me``'s point of view, and do not
+    depend on the root, so a later search of the same rules and root player may read them (a
+    position met again, as when pieces move back and forth, is not searched again). The root's
+    best moves and their scores are the same as with an empty table; a worse move's score is a
+    bound either way. Emptied when the thread searches another game's rules (positions of two
+    variants may share an encoding), never merely because a search starts."""
+    held = getattr(_tables, "kept", None)
     if held is None:
-        held = _tables.by_size = {}
-    table = held.get(size)
-    if table is None:
-        table = held[size] = new_table(size)
-    else:
+        held = _tables.kept = {}
+    got = held.get((size, me))
+    if got is not None and got[0] is owner:
+        return got[1]
+    if got is None:
+        table = new_table(size)
+    else:  # another game's rules: its scores mean nothing here
+        table = got[1]
         table[2].fill(-1)
+    held[(size, me)] = (owner, table)
     return table
 
 
@@ -91,6 +100,14 @@ def _hashes(st):  # pragma: no cover - compiled
         h2 = (h2 + u) * np.uint64(0x9E3779B97F4A7C15)
         h2 ^= h2 >> np.uint64(31)
     return h1, h2
+
+
+@njit(cache=True, nogil=True)
+def _slot(h1, rem, mask):  # pragma: no cover - compiled
+    """The table's slot of a position (its first hash) searched ``rem`` plies deep: one slot per
+    position and depth, so the scores of a shallower search of a position (iterative deepening's,
+    a search before) stay beside the deeper one's."""
+    return np.int64((h1 + np.uint64(rem) * np.uint64(0x9E3779B97F4A7C15)) & mask)
 
 
 @njit(cache=True, nogil=True)
@@ -190,18 +207,21 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
                 entering = False
                 continue
             h1, h2 = _hashes(st)
-            at = np.int64(h1 & mask)
+            # a slot per position and depth left (a score of this depth only: a deeper one would differ from this depth's minimax)
+            at = _slot(h1, rem, mask)
             first = -1
-            if t1[at] == h1 and t2[at] == h2 and tdepth[at] >= 0:
+            if t1[at] == h1 and t2[at] == h2 and tdepth[at] == rem:
                 first = tbest[at]
-                if tdepth[at] == rem:  # a deeper score would differ from this depth's minimax
-                    score = _from_table(tscore[at], ply)
-                    f = tflag[at]
-                    if f == EXACT or (f == LOWER and score >= be[level]) or \
-                            (f == UPPER and score <= al[level]):
-                        ret = score
-                        entering = False
-                        continue
+                score = _from_table(tscore[at], ply)
+                f = tflag[at]
+                if f == EXACT or (f == LOWER and score >= be[level]) or (f == UPPER and score <= al[level]):
+                    ret = score
+                    entering = False
+                    continue
+            elif rem > 1:  # the best move of the search one ply shallower, to try first
+                below = _slot(h1, rem - 1, mask)
+                if t1[below] == h1 and t2[below] == h2 and tdepth[below] == rem - 1:
+                    first = tbest[below]
             k = moves(st, prm, mv[level])
             nk[level] = k
             for i in range(k):  # by the history of cut-offs (stable), then the table's move first
