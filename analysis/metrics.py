@@ -215,11 +215,33 @@ def root_row(positions: pl.DataFrame, meta: Mapping[str, Any] | None = None) -> 
     return int(rows[0])
 
 
+#: an in-memory entry of a table's metadata (never written): the start's row, looked up directly
+#: (:func:`reading_meta`)
+ROOT_ROW = "root_row_values"
+
+
+def reading_meta(solution: Any, positions: Frame) -> dict[str, Any]:
+    """``solution.meta`` for the metrics of ``positions``: with the start's row under
+    :data:`ROOT_ROW` when ``positions`` is a lazy scan of tier files whose solution can look the
+    start up in its own tier (a filter on the key would read, and sum the key deltas of, every
+    tier file). Not for 3-4 players' tables, whose rows the metrics read through
+    :func:`paranoid_view`."""
+    meta = dict(solution.meta)
+    find = getattr(solution, "root_row_values", None)
+    if isinstance(positions, pl.LazyFrame) and find is not None and meta.get("solution") != "paranoid":
+        row = find()
+        if row is not None:
+            meta[ROOT_ROW] = row
+    return meta
+
+
 def root_values(positions: Frame, meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The start position's row as ``{column: value}``. A lazy scan is filtered on
-    ``meta['root_key']`` (else on ply 0), so only the row groups that can hold it are read."""
+    """The start position's row as ``{column: value}``: the row :func:`reading_meta` looked up,
+    else, for a lazy scan, a filter on ``meta['root_key']`` (else on ply 0)."""
     if isinstance(positions, pl.DataFrame):
         return positions.row(root_row(positions, meta), named=True)
+    if meta and meta.get(ROOT_ROW) is not None:
+        return dict(meta[ROOT_ROW])
     if meta and meta.get("root_key") is not None:
         rows = collect(positions, positions.filter(pl.col("key") == int(meta["root_key"])))
     else:

@@ -485,7 +485,7 @@ def _build_report(solution: Any, exact_limit: int, bar: Task, more_steps: int = 
     bar.update(note="reading the tables")
     pos = M.positions_of(solution)  # a streaming scan for a tiered table too large for its moves
     lazy = isinstance(pos, pl.LazyFrame)
-    meta = dict(solution.meta)
+    meta = M.reading_meta(solution, pos)
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     names = getattr(solution.game, "seat_names", None)

@@ -26,8 +26,8 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("greener", "3x3-3"),
     ("greener", "3x4"),
     ("blam", "3x3"),
-    # 2.24G positions in 2,792 tiers: 21 GB of discovery files, 6.1 hours of tier solves
-    # (summed; two at a time here), 14.0 GB peak, a 4.0 GB table
+    # 2.24G positions in 2,792 tiers: 21 GB of discovery files, 3.9 hours of tier solves
+    # (summed; two at a time here: 2 h 04 min), 15.6 GB peak, a 2.5 GB table (2026-12-07)
     ("blam", "4x4-2"),
     ("blam", "6x6"),  # 175.5M positions in 200 tiers, one pyramid per size: tier by tier, 457 s here
     ("carrots", "3x3"),

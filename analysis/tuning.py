@@ -92,8 +92,9 @@ def summarize(solution: Any, *, exact_limit: int = M.EXACT_LIMIT) -> dict[str, A
     player beats a perfect one; ``random_first_wins``: the first player's win probability when
     both play at random.
     """
-    meta, edges = solution.meta, solution.edges
+    edges = solution.edges
     pos = M.positions_of(solution)  # a streaming scan for a tiered table too large for its moves
+    meta = M.reading_meta(solution, pos)
     if meta.get("solution") == "paranoid":  # 3-4 players: the first seat's question, two-sided
         pos = M.paranoid_view(pos, 0)
     v = M.verdict(pos, meta, setups=solution.setups, edges=edges)

@@ -230,3 +230,43 @@ def test_tune_row_of_a_tiered_table_without_its_moves_equals_the_whole_graph_row
         assert row[k] == whole[k], k
     assert row["digest"] is not None
     assert row["only_move"] is None and row["cyclic"] is None  # these need every move
+
+
+@pytest.mark.parametrize("name,params", SMALL[:3], ids=lambda x: x if isinstance(x, str) else None)
+def test_the_start_of_a_tiered_table_is_read_from_its_own_tier(name, params, tmp_path, monkeypatch):
+    """A report or tune row of a streamed tiered table reads the start's row from its tier file
+    (``TieredSolution.root_row_values``): the row a filter of the whole scan on the start's key
+    finds, every column."""
+    import solver.api as api
+
+    game = _game(name, params)
+    api.solve(game, out=tmp_path / "t", tiered=True)
+    monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
+    lazy = api.load(game, out=tmp_path / "t")
+    scan = M.positions_of(lazy)
+    assert isinstance(scan, pl.LazyFrame)
+    meta = M.reading_meta(lazy, scan)
+    filtered = M.collect(scan, scan.filter(pl.col("key") == int(lazy.meta["root_key"])))
+    assert filtered.height == 1
+    assert meta[M.ROOT_ROW] == filtered.row(0, named=True)
+    assert M.root_values(scan, meta) == filtered.row(0, named=True)
+    assert lazy._positions is None
+
+
+def test_a_paranoid_tables_start_is_not_looked_up_beside_its_view():
+    """3-4 players' tables are read through :func:`analysis.metrics.paranoid_view`, whose rows
+    differ from the file's: their start is found by the filter on the view, not looked up."""
+
+    class Tiered:
+        meta = {"solution": "paranoid", "root_key": 5}
+
+        def root_row_values(self):
+            return {"key": 5}
+
+    class TwoSided(Tiered):
+        meta = {"solution": "deterministic", "root_key": 5}
+
+    scan = pl.LazyFrame({"key": [5]})
+    assert M.ROOT_ROW not in M.reading_meta(Tiered(), scan)
+    assert M.reading_meta(TwoSided(), scan)[M.ROOT_ROW] == {"key": 5}
+    assert M.ROOT_ROW not in M.reading_meta(TwoSided(), scan.collect())  # a table in memory: its rows
