@@ -12,8 +12,8 @@ move first). The transposition table is an array table of the positions' two 64-
 (:func:`new_table`), a slot per position and depth left; a score is used for a search of the same
 depth only, so the scores are those of plain depth-limited minimax, as the readable search's are,
 and the player keeps a thread's table from one search to the next of the same game and root
-player (:func:`kept_table`: a position met again is not searched again). The recursion is a loop over an
-explicit stack: one row of positions, moves and window per ply. ``deadline``
+player (:func:`kept_table`: a position met again is not searched again). The recursion is a loop
+over an explicit stack: one row of positions, moves and window per ply. ``deadline``
 (``time.perf_counter()`` seconds, ``inf`` for none) is checked every 4,096 positions from the
 second depth on; past it the search stops and the deepest finished depth decides.
 ``tests/test_compiled_alphabeta.py`` checks the scores against plain minimax through the readable
@@ -207,7 +207,8 @@ def ab_value(st0, prm, me, depth, alpha0, beta0, ply0, max_branch, deadline,
                 entering = False
                 continue
             h1, h2 = _hashes(st)
-            # a slot per position and depth left (a score of this depth only: a deeper one would differ from this depth's minimax)
+            # a slot per position and depth left: a score of this depth only (a deeper one would
+            # differ from this depth's minimax)
             at = _slot(h1, rem, mask)
             first = -1
             if t1[at] == h1 and t2[at] == h2 and tdepth[at] == rem:
