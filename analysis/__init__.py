@@ -14,3 +14,7 @@ Everything here reads the Parquet tables written by :mod:`solver` (through
 from __future__ import annotations
 
 __all__ = ["boards", "metrics", "plots", "report", "tuning"]
+
+#: positions up to which random play is computed exactly (larger: simulation); here, not in
+#: :mod:`analysis.metrics`, so that the command's options can name it without importing scipy
+EXACT_LIMIT = 2_000_000

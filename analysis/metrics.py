@@ -70,8 +70,7 @@ Policy = Literal["random", "perfect"]
 
 #: result points of a value for the side to move (+1 win, -1 loss, 0 tie / endless)
 POINTS = np.array([-1.0, 0.0, 0.0, 1.0])
-#: positions up to which random play is computed exactly (larger: simulation)
-EXACT_LIMIT = 2_000_000
+from analysis import EXACT_LIMIT  # noqa: E402,F401 - (kept light for the command's --help)
 #: transient positions up to which the absorbing chain is solved by sparse LU (larger: iteration;
 #: LU fill-in on cyclic graphs grows fast: 60k positions take seconds, 200k minutes)
 DIRECT_LIMIT = 50_000

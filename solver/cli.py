@@ -344,7 +344,7 @@ def _players_of(args: argparse.Namespace):
 
 
 def _exact_limit_arg(p: argparse.ArgumentParser) -> None:
-    from analysis.metrics import EXACT_LIMIT
+    from analysis import EXACT_LIMIT
 
     p.add_argument("--exact-limit", type=int, default=EXACT_LIMIT, metavar="N",
                    help="random-play statistics are exact (absorbing Markov chain) up to N positions "

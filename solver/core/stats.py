@@ -9,15 +9,17 @@ of means.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any, Sequence
 
 import numpy as np
 import polars as pl
-from scipy.stats import binomtest, norm
-from scipy.stats import t as student_t
+
+# (scipy.stats is imported where it is used: it takes most of a second, and the command imports
+# this module for every solve)
 
 #: the two-sided 95% normal quantile (about 1.96), for intervals of means
-Z95: float = float(norm.ppf(0.975))
+Z95: float = NormalDist().inv_cdf(0.975)
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -25,6 +27,8 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     ``(0, 1)`` when there is no observation (``n = 0``)."""
     if n <= 0:
         return 0.0, 1.0
+    from scipy.stats import binomtest
+
     ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -46,6 +50,8 @@ def clustered_share(kept: Sequence[int], counted: Sequence[int], confidence: flo
     if g >= 2:
         share = float(k.sum()) / total
         se = math.sqrt(g / (g - 1) * float(((k - share * n) ** 2).sum())) / total
+        from scipy.stats import t as student_t
+
         half = float(student_t.ppf(0.5 + confidence / 2, g - 1)) * se
         low, high = min(low, max(0.0, share - half)), max(high, min(1.0, share + half))
     return low, high

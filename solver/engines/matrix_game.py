@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
 #: games per HiGHS call in :func:`solve_matrix_games`. Measured on 6 x 6 games: ~500 per call
@@ -189,6 +188,8 @@ class StrategyRanges:
 def _extremes(a_ub: np.ndarray, b_ub: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The least and greatest ``z_i`` over ``{z >= 0, sum(z) = 1, a_ub z <= b_ub}``, each by one
     LP (HiGHS), for every ``i < k``."""
+    from scipy.optimize import linprog  # (here: scipy.optimize takes most of a second to import)
+
     lo, hi = np.empty(k), np.empty(k)
     eq = np.ones((1, k))
     for i in range(k):
@@ -311,6 +312,8 @@ def _block_lp(a: np.ndarray, transpose: bool, options: tuple[dict, ...] | None =
     With ``transpose`` the column player's LP (minimise ``w`` s.t. ``(A y)_i <= w``) is written
     as the row player's LP of ``-A^T``. Returns ``(values, strategies, dual of the columns)``.
     """
+    from scipy.optimize import linprog  # (here: scipy.optimize takes most of a second to import)
+
     if transpose:
         a = -np.transpose(a, (0, 2, 1))
     # each game's entries mapped onto [0, 1] (same strategies; HiGHS is more robust when the
