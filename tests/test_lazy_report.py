@@ -41,6 +41,25 @@ def _solved(name: str, params: dict, tmp_path: Path):
     return solve(_game(name, params), out=tmp_path / "tables", tiered=False)
 
 
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    """``solved(name, params, tiered)``: the folder of that table, solved once for the module's
+    tests (which only read it): each game's two solves, not four times each."""
+    import solver.api as api
+
+    cache: dict[tuple, Path] = {}
+
+    def get(name: str, params: dict, tiered: bool) -> Path:
+        key = (name, tuple(sorted(params.items())), tiered)
+        if key not in cache:
+            out = tmp_path_factory.mktemp("tiered" if tiered else "whole")
+            api.solve(_game(name, params), out=out, tiered=tiered)
+            cache[key] = out
+        return cache[key]
+
+    return get
+
+
 def _scan_of_pieces(df: pl.DataFrame, folder: Path, seed: int = 0) -> pl.LazyFrame:
     """The table shuffled and split over three Parquet files, scanned lazily."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -146,15 +165,15 @@ def _sections(lines: list[str]) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("name,params", SMALL[:3], ids=lambda x: x if isinstance(x, str) else None)
-def test_report_of_a_tiered_table_without_its_moves_streams_its_files(name, params, tmp_path, monkeypatch):
+def test_report_of_a_tiered_table_without_its_moves_streams_its_files(name, params, tmp_path, monkeypatch, solved):
     import solver.api as api
     from analysis.report import write_report
 
     game = _game(name, params)
-    whole = api.solve(game, out=tmp_path / "w", tiered=False)
-    tiered_sol = api.solve(game, out=tmp_path / "t", tiered=True)
+    whole = api.solve(game, out=solved(name, params, False), tiered=False)
+    tiered_sol = api.solve(game, out=solved(name, params, True), tiered=True)
     monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)  # as for a table of 10^9 moves
-    lazy = api.load(game, out=tmp_path / "t")
+    lazy = api.load(game, out=solved(name, params, True))
     assert isinstance(lazy, api.TieredSolution) and lazy.edges is None
     b = _sections(write_report(lazy, tmp_path / "rb").read_text().splitlines())
     assert lazy._positions is None, "the report loaded the tiered table whole"
@@ -192,7 +211,7 @@ def _opening_rows(lines: list[str]) -> list[tuple[frozenset, int, str, str]]:
 
 
 @pytest.mark.parametrize("name,params", SMALL[:2], ids=lambda x: x if isinstance(x, str) else None)
-def test_opening_moves_looked_up_are_grouped_by_symmetry_as_from_the_moves(name, params, tmp_path, monkeypatch):
+def test_opening_moves_looked_up_are_grouped_by_symmetry_as_from_the_moves(name, params, tmp_path, monkeypatch, solved):
     """Without its moves, a tiered table's report looks the first moves up one by one and groups
     those that lead to symmetric positions: the same groups, counts, values and lengths as the
     whole-graph report reads from its moves (the first four names of each group)."""
@@ -200,10 +219,10 @@ def test_opening_moves_looked_up_are_grouped_by_symmetry_as_from_the_moves(name,
     from analysis.report import write_report
 
     game = _game(name, params)
-    whole = api.solve(game, out=tmp_path / "w", tiered=False)
-    api.solve(game, out=tmp_path / "t", tiered=True)
+    whole = api.solve(game, out=solved(name, params, False), tiered=False)
+    api.solve(game, out=solved(name, params, True), tiered=True)
     monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
-    lazy = api.load(game, out=tmp_path / "t")
+    lazy = api.load(game, out=solved(name, params, True))
     a = _opening_rows(_sections(write_report(whole, tmp_path / "ra").read_text().splitlines())["Opening moves"])
     b = _opening_rows(_sections(write_report(lazy, tmp_path / "rb").read_text().splitlines())["Opening moves"])
     n_moves = len(game.legal_actions(game.initial_state()))
@@ -212,17 +231,17 @@ def test_opening_moves_looked_up_are_grouped_by_symmetry_as_from_the_moves(name,
 
 
 @pytest.mark.parametrize("name,params", SMALL[:3], ids=lambda x: x if isinstance(x, str) else None)
-def test_tune_row_of_a_tiered_table_without_its_moves_equals_the_whole_graph_row(name, params, tmp_path, monkeypatch):
+def test_tune_row_of_a_tiered_table_without_its_moves_equals_the_whole_graph_row(name, params, tmp_path, monkeypatch, solved):
     """A sweep's row of a tiered table streams its files too: the numbers that need no moves equal
     the whole-graph table's, the hash of every row included."""
     import solver.api as api
     from analysis.tuning import summarize
 
     game = _game(name, params)
-    whole = summarize(api.solve(game, out=tmp_path / "w", tiered=False))
-    api.solve(game, out=tmp_path / "t", tiered=True)
+    whole = summarize(api.solve(game, out=solved(name, params, False), tiered=False))
+    api.solve(game, out=solved(name, params, True), tiered=True)
     monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
-    lazy = api.load(game, out=tmp_path / "t")
+    lazy = api.load(game, out=solved(name, params, True))
     row = summarize(lazy)
     assert lazy._positions is None
     for k in ("first_player", "value_counts", "digest", "kind", "verdict", "value", "remoteness",
@@ -233,16 +252,16 @@ def test_tune_row_of_a_tiered_table_without_its_moves_equals_the_whole_graph_row
 
 
 @pytest.mark.parametrize("name,params", SMALL[:3], ids=lambda x: x if isinstance(x, str) else None)
-def test_the_start_of_a_tiered_table_is_read_from_its_own_tier(name, params, tmp_path, monkeypatch):
+def test_the_start_of_a_tiered_table_is_read_from_its_own_tier(name, params, tmp_path, monkeypatch, solved):
     """A report or tune row of a streamed tiered table reads the start's row from its tier file
     (``TieredSolution.root_row_values``): the row a filter of the whole scan on the start's key
     finds, every column."""
     import solver.api as api
 
     game = _game(name, params)
-    api.solve(game, out=tmp_path / "t", tiered=True)
+    api.solve(game, out=solved(name, params, True), tiered=True)
     monkeypatch.setattr(api, "EDGES_ON_DEMAND", 0)
-    lazy = api.load(game, out=tmp_path / "t")
+    lazy = api.load(game, out=solved(name, params, True))
     scan = M.positions_of(lazy)
     assert isinstance(scan, pl.LazyFrame)
     meta = M.reading_meta(lazy, scan)

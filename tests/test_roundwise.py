@@ -4,6 +4,7 @@ general secret-choice engine: the same values, sweeps and optimal mixes."""
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -209,7 +210,9 @@ class NodeGame(Game):
         return np.asarray(keys, dtype=np.int64)
 
 
-@pytest.mark.parametrize("seed", range(12))
+# (the seeds whose games take longest are larger checks: make test-all)
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (3, 6, 10) else s
+                                  for s in range(12)])
 def test_random_round_games_equal_the_round_engine(seed: int) -> None:
     rng = random.Random(seed)
     nodes = round_game(rng, 40)
@@ -233,6 +236,13 @@ P4 = dict(petals=4, run=2, per_size=2)
 P4_MIXED = dict(petals=4, run=3, per_size=1)  # 534 round starts, 48 different mixes, value +0.300
 
 
+@functools.lru_cache(maxsize=None)
+def p4_mixed_whole(hold_moves: bool = True):
+    """P4_MIXED solved round by round in one run (no work folder), once for the file's tests,
+    which only read it (about 5 s a solve)."""
+    return solve_by_rounds(make_game("petal", P4_MIXED), hold_moves=hold_moves)
+
+
 def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
     game = make_game("petal", P4)
     whole = solve_by_rounds(game)
@@ -248,7 +258,8 @@ def test_a_stopped_run_resumes_to_the_same_values(tmp_path) -> None:
     assert "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("params", [P4, P4_MIXED, dict(petals=4, run=2, per_size=1, opening="enter-large")])
+@pytest.mark.parametrize("params", [P4, pytest.param(P4_MIXED, marks=pytest.mark.slow),
+                                    dict(petals=4, run=2, per_size=1, opening="enter-large")])
 def test_win_probabilities_equal_the_round_engine(params) -> None:
     """Under the stored strategies (mixes at the round starts, first best moves), from the round
     starts' own linear system: every position's win and loss probabilities as the round engine's
@@ -283,6 +294,7 @@ def test_win_probabilities_count_endless_play_as_neither() -> None:
     assert rw.value[rw.root] == 0 and rw.p_win[rw.root] == 0 and rw.p_loss[rw.root] == 0
 
 
+@pytest.mark.slow  # (held moves on disk are also read by the resumed-run test below, against expanding)
 def test_held_moves_give_the_same_iterates(tmp_path) -> None:
     """The moves kept by a run's first sweep (in memory, or in the work folder) and read by the
     others instead of expanding again: every value, move count and sweep count the same to the
@@ -308,7 +320,7 @@ def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path)
     import json
 
     game = make_game("petal", P4_MIXED)
-    whole = solve_by_rounds(game, hold_moves=False)
+    whole = p4_mixed_whole(False)
     first = solve_by_rounds(game, max_sweeps=2, work=tmp_path / "w")
     assert first.stats["held_moves"] > 0 and (tmp_path / "w" / "moves.json").exists()
     again = solve_by_rounds(game, work=tmp_path / "w")
@@ -364,7 +376,7 @@ def test_an_unconverged_solve_keeps_its_work_folder_and_more_sweeps_resume(tmp_p
     from solver.pipeline.roundwise import solve_variant, work_dir
 
     game = make_game("petal", P4_MIXED)
-    whole = solve_by_rounds(game)
+    whole = p4_mixed_whole()
     folder = tmp_path / "t"
     solve_variant(game, folder, max_sweeps=3)
     meta = json.loads((folder / "tiers.json").read_text())
@@ -429,7 +441,7 @@ def test_the_work_folder_keeps_how_the_iteration_converges(tmp_path) -> None:
     from solver.pipeline.roundwise import unfinished
 
     game = make_game("petal", P4_MIXED)
-    whole = solve_by_rounds(game, hold_moves=False)
+    whole = p4_mixed_whole(False)
     solve_by_rounds(game, max_sweeps=3, work=tmp_path / "t.roundwise")
     solve_by_rounds(game, max_sweeps=5, work=tmp_path / "t.roundwise")
     meta = json.loads((tmp_path / "t.roundwise" / "values.json").read_text())
@@ -464,7 +476,7 @@ def test_the_table_answers_as_the_whole_graph_table(tmp_path) -> None:
         assert got.kind == ref.kind
     root = sol.root
     assert root.kind == "simultaneous" and root.strategies is not None
-    rw = solve_by_rounds(game)
+    rw = p4_mixed_whole()
     x, y = rw.mix_at(rw.root)
     assert list(root.strategies["1"].values()) == pytest.approx(x.tolist())
     assert list(root.strategies["2"].values()) == pytest.approx(y.tolist())
@@ -645,7 +657,8 @@ def test_bounds_on_hand_built_games_where_endless_play_counts() -> None:
     assert (lo2[row], hi2[row]) == (-1.0, 1.0)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (2, 3) else s
+                                  for s in range(8)])
 def test_bounds_meet_the_whole_graph_proven_bounds(seed: int) -> None:
     """Two independent proofs of the same values: the cut-off bounds round by round and the
     whole graph's best-reply bounds (solver.engines.bounds) must overlap at every position, and
@@ -699,6 +712,7 @@ def test_petal_4_bounds_hold_the_whole_graph_bounds_and_the_table_keeps_them(tmp
     assert json.loads((sol.path / "tiers.json").read_text())["bounds"]["method"].startswith("truncation")
 
 
+@pytest.mark.slow  # (Petal 4's bounds against the whole graph's stay in make test)
 def test_petal_6_bounds_close_everywhere() -> None:
     """Petal Battle 6: both cut-off games converge to one value at every position, the value
     iteration's, +1/3 at the start (as the whole graph's best-reply bounds prove it, in the
@@ -711,6 +725,7 @@ def test_petal_6_bounds_close_everywhere() -> None:
     assert b["start_player1"] == pytest.approx([1 / 3, 1 / 3], abs=1e-9)
 
 
+@pytest.mark.slow  # (a larger --bound-rounds resuming the bounds stays in make test)
 def test_stopped_bounds_resume_to_the_same_bounds(tmp_path) -> None:
     """The bounds' sweeps are kept in the work folder like the values' (``lower``/``upper``): a
     run stopped after 3 sweeps of each resumes to the bounds of a run never stopped."""

@@ -17,7 +17,7 @@ from solver.tables import read_columns
 from tests.test_tiered_setups import G33, G33_ARGS, _assert_same_tables, _cli, _folder, _sweep_table
 
 @pytest.mark.parametrize("reach_only,low_memory", [(False, None), pytest.param(True, None, marks=pytest.mark.slow),
-                                                    (True, True)])
+                                                    pytest.param(True, True, marks=pytest.mark.slow)])
 def test_tiers_cut_in_slices_give_the_same_table(tmp_path, monkeypatch, reach_only, low_memory):
     """Every tier cut in 3 slices solved apart: the whole graph's rows, setups and start; the
     manifest names the slices; the table verifies; lookups find positions through their slice.

@@ -131,7 +131,7 @@ def reference(tmp_path_factory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("point", ["tier-discovered#3", "tier-solved#5", "rename"])
+@pytest.mark.parametrize("point", ["tier-discovered#3", pytest.param("tier-solved#5", marks=pytest.mark.slow), "rename"])
 def test_killed_union_solve_resumes_to_the_same_table(tmp_path, point, reference):
     root = tmp_path / "killed"
     killed = _cli(["solve", *G33_ARGS, "--tiered", "--out", str(root), "--quiet", "--workers", "1"],
