@@ -201,6 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="worker processes (the results do not depend on it; default: one per core, %(default)s here)")
     p.add_argument("--reports", type=_folder, default=Path("reports"),
                    help="root folder of the reports (default: reports/)")
+    p.add_argument("--work", type=_folder, default=None, metavar="DIR",
+                   help="keep every finished game in DIR as it ends (a file per estimate): the same "
+                        "command after a stop plays only the games not kept, and more --games add to "
+                        "them (game i is the same in every run)")
     p.add_argument("--no-report", action="store_true", help="print the summary only")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -758,9 +762,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     p1, p2 = _players_of(args)
     others = _compared_players(args, p1, p2)
     est = estimate(game, p1, p2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
-                   progress=_progress())
+                   progress=_progress(), work=args.work)
     compared = [estimate(game, q1, q2, games=args.games, seed=args.seed, jobs=args.jobs, max_moves=args.max_moves,
-                         progress=_progress()) for q1, q2 in others]
+                         progress=_progress(), work=args.work) for q1, q2 in others]
     report = None
     if not args.no_report:
         from analysis.estimate_report import estimate_dir, write_estimate_report
@@ -778,7 +782,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         return 0
     seat = game.seat_names[0] if getattr(game, "seat_names", None) else "player 1"
     lines = [f"{game.variant.label()}: ESTIMATED by self-play ({est.games:,} games, {est.player1} vs "
-             f"{est.player2}, seed {est.seed}; {est.games_per_second:.2f} games/s)"]
+             f"{est.player2}, seed {est.seed}; {est.games_per_second:.2f} games/s"
+             + (f"; {est.kept_games:,} of them kept from an earlier run in {args.work}" if est.kept_games else "")
+             + ")"]
     for k, label in (("win", "wins"), ("loss", "loses"), ("tie", "ties"), ("unfinished", "unfinished")):
         share, lo, hi = est.shares[k]
         if k in ("win", "loss") or est.counts()[k]:

@@ -249,3 +249,47 @@ def test_secret_choice_measures_are_quoted_by_the_estimate_report(capsys, tmp_pa
     md = open(json.loads(out)["report"]).read()
     assert (f"At the {cal['secret_choices']} secret choices met" in md
             and f"would take {cal['secret_exploitability']:.3f} on average" in md)
+
+
+def test_a_stopped_estimate_resumes_from_its_work_folder_to_the_same_games(capsys, tmp_path, monkeypatch):
+    """`--work DIR` keeps each finished game as it ends: an estimate stopped after 7 games, run
+    again, plays only the others, and a larger --games adds to them; the records equal one
+    uninterrupted run's, game by game. A line cut short by a kill is played again; another
+    estimate's file is refused in one line."""
+    import solver.players.selfplay as sp
+
+    game = make_game("override", size=3, line=3, per_size=1)
+    whole = sp.estimate(game, "greedy", games=20, seed=4)
+    real, played = sp.play_game, []
+
+    def stop_after_7(*a, **k):
+        if len(played) == 7:
+            raise KeyboardInterrupt
+        played.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(sp, "play_game", stop_after_7)
+    with pytest.raises(KeyboardInterrupt):
+        sp.estimate(game, "greedy", games=12, seed=4, work=tmp_path / "w")
+    monkeypatch.setattr(sp, "play_game", real)
+    (path,) = (tmp_path / "w").iterdir()
+    assert len(path.read_text().splitlines()) == 1 + 7
+    with open(path, "a") as fh:  # a kill in the middle of a line
+        fh.write('{"i": 7, "resu')
+    again = sp.estimate(game, "greedy", games=12, seed=4, work=tmp_path / "w")
+    assert again.kept_games == 7 and again.records == whole.records[:12]
+    more = sp.estimate(game, "greedy", games=20, seed=4, work=tmp_path / "w")
+    assert more.kept_games == 12 and more.records == whole.records
+    assert (more.wins, more.losses, more.unfinished) == (whole.wins, whole.losses, whole.unfinished)
+    # through the command: every game kept, the line says so
+    code, out, err = run(capsys, "estimate", "override", "--set", "size=3", "--set", "line=3", "--set",
+                         "per_size=1", "--player", "greedy", "--games", "20", "--seed", "4", "--jobs", "1",
+                         "--work", str(tmp_path / "w"), "--no-report")
+    assert code == 0 and "20 of them kept from an earlier run" in out, err
+    # the file of another estimate under this one's name: refused in one line
+    text = path.read_text().splitlines()
+    path.write_text("\n".join([text[0].replace('"seed": 4', '"seed": 5')] + text[1:]) + "\n")
+    code, out, err = run(capsys, "estimate", "override", "--set", "size=3", "--set", "line=3", "--set",
+                         "per_size=1", "--player", "greedy", "--games", "20", "--seed", "4", "--jobs", "1",
+                         "--work", str(tmp_path / "w"), "--no-report")
+    assert code == 2 and "another estimate" in err and len(err.strip().splitlines()) == 1, err

@@ -14,12 +14,15 @@ against an exactly solved table.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import multiprocessing
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -171,6 +174,8 @@ class Estimate:
     seconds: float
     games_per_second: float
     records: list[GameRecord] = field(default_factory=list, repr=False)
+    #: games read from the work folder of an earlier run (not played, nor timed, by this one)
+    kept_games: int = 0
 
     def counts(self) -> dict[str, int]:
         return {"win": self.wins, "loss": self.losses, "tie": self.ties, "unfinished": self.unfinished}
@@ -256,23 +261,91 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
+def work_file(work: Path, game: Game, seats: list[Player], seed: int, max_moves: int) -> tuple[Path, dict[str, Any]]:
+    """The file in the folder ``work`` that keeps the finished games of one estimate (the
+    variant, every seat's player with its options, the seed and the move cap name it), and
+    its header."""
+    key = {"game": game.name, "variant": game.variant.as_text(), "seats": [p.describe() for p in seats],
+           "seed": int(seed), "max_moves": int(max_moves)}
+    digest = hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    return Path(work) / f"estimate-{game.name}-{digest}.jsonl", key
+
+
+def _record_line(i: int, r: GameRecord) -> str:
+    return json.dumps({"i": i, "results": None if r.results is None else [int(x) for x in r.results],
+                       "margin": r.margin, "plies": r.plies, "first_move": r.first_move,
+                       "capped": r.capped}) + "\n"
+
+
+def read_work(path: Path, key: dict[str, Any], games: int) -> dict[int, GameRecord]:
+    """The games ``< games`` that ``path`` holds (none if it is missing). A line cut short by a
+    stop is skipped (that game is played again); a file of another estimate is refused."""
+    if not path.exists():
+        return {}
+    done: dict[int, GameRecord] = {}
+    with open(path) as fh:
+        for n, line in enumerate(fh):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if n == 0:
+                if d.get("estimate") != key:
+                    raise VariantError(f"{path} keeps the games of another estimate; give another --work folder")
+                continue
+            i = int(d["i"])
+            if i < games:
+                res = None if d["results"] is None else tuple(Result(x) for x in d["results"])
+                done[i] = GameRecord(res, d["margin"], int(d["plies"]), d["first_move"], bool(d["capped"]))
+    return done
+
+
 def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: int = 1,
-              max_moves: int = DEFAULT_MAX_MOVES, progress: bool | str = False) -> list[GameRecord]:
-    """Play ``games`` seeded games (game ``i`` with the ``i``-th child of ``SeedSequence(seed)``),
-    in ``jobs`` processes; the records in game order."""
+              max_moves: int = DEFAULT_MAX_MOVES, progress: bool | str = False,
+              work: Path | None = None) -> list[GameRecord]:
+    """Play ``games`` seeded games (game ``i`` with the ``i``-th child of ``SeedSequence(seed)``,
+    the same game whatever ``games`` is), in ``jobs`` processes; the records in game order.
+    ``work``: a folder where each finished game is kept (:func:`work_file`) as it ends; the
+    games found there are not played again (a stopped run resumes; more games extend it)."""
     children = np.random.SeedSequence(seed).spawn(games)
-    todo = list(enumerate(children))
     records: list[GameRecord | None] = [None] * games
-    bar = Task("self-play", progress, total=games, unit="games", percent=True, eta=True,
-               note=f"{game.variant.label()}, {jobs} process{'es' if jobs > 1 else ''}")
+    out = None
+    if work is not None:
+        path, key = work_file(work, game, seats, seed, max_moves)
+        for i, rec in read_work(path, key, games).items():
+            records[i] = rec
+        Path(work).mkdir(parents=True, exist_ok=True)
+        fresh = not path.exists() or path.stat().st_size == 0
+        if not fresh:
+            with open(path, "rb") as fh:
+                fh.seek(-1, 2)
+                cut = fh.read(1) != b"\n"  # a line cut short by a stop: the next starts on its own
+        out = open(path, "a")
+        if fresh:
+            out.write(json.dumps({"estimate": key}) + "\n")
+        elif cut:
+            out.write("\n")
+        out.flush()
+    todo = [(i, ss) for i, ss in enumerate(children) if records[i] is None]
+
+    def keep(i: int, rec: GameRecord) -> None:
+        records[i] = rec
+        if out is not None:
+            out.write(_record_line(i, rec))
+            out.flush()
+
+    kept = games - len(todo)
+    bar = Task("self-play", progress, total=games, done=kept, unit="games", percent=True, eta=True,
+               note=f"{game.variant.label()}, {jobs} process{'es' if jobs > 1 else ''}"
+                    + (f", {kept:,} games kept from an earlier run" if kept else ""))
     try:
-        if jobs == 1 or games == 1:
+        if jobs == 1 or len(todo) <= 1:
             for i, ss in todo:
-                records[i] = play_game(game, seats, np.random.default_rng(ss), max_moves)
+                keep(i, play_game(game, seats, np.random.default_rng(ss), max_moves))
                 bar.advance()
         else:
-            size = max(1, min(16, games // (jobs * 4)))
-            batches = [todo[k:k + size] for k in range(0, games, size)]
+            size = max(1, min(16, len(todo) // (jobs * 4)))
+            batches = [todo[k:k + size] for k in range(0, len(todo), size)]
             spec = _game_spec(game)
             with _pool(jobs) as pool:
                 pending = {pool.submit(_play_batch, spec, seats, max_moves, b) for b in batches}
@@ -280,10 +353,12 @@ def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: i
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in done:
                         for i, rec in fut.result():
-                            records[i] = rec
+                            keep(i, rec)
                         bar.advance(len(fut.result()))
     finally:
         bar.close()
+        if out is not None:
+            out.close()
     return [r for r in records if r is not None]
 
 
@@ -326,7 +401,7 @@ def summarise(game: Game, records: list[GameRecord], *, player1: str, player2: s
 
 def estimate(game: Game, player1: Player | str, player2: Player | str | None = None, *,
              games: int = 100, seed: int = 0, jobs: int = 1, max_moves: int = DEFAULT_MAX_MOVES,
-             progress: bool | str = False) -> Estimate:
+             progress: bool | str = False, work: Path | None = None) -> Estimate:
     """Play ``games`` self-play games and return the first player's statistics.
 
     Parameters
@@ -346,17 +421,26 @@ def estimate(game: Game, player1: Player | str, player2: Player | str | None = N
     progress : bool or "lines"
         A progress bar on standard error (``"lines"``: a line every 10 s,
         :mod:`solver.core.progress`).
+    work : path, optional
+        A folder that keeps every finished game as it ends (:func:`run_games`): the same call
+        after a stop plays only the games not kept, and a larger ``games`` adds games. The
+        time and speed then count this run's games only.
     """
     _check_counts(games, jobs, max_moves)
     p1 = _as_player(player1)
     p2 = p1 if player2 is None else _as_player(player2)
     seats = _seat_players(game, [p1, p2])
     t0 = time.perf_counter()
+    kept = 0 if work is None else len(read_work(*work_file(work, game, seats, seed, max_moves), games))
     records = run_games(game, seats, games=games, seed=seed, jobs=jobs, max_moves=max_moves,
-                        progress=progress)
+                        progress=progress, work=work)
     seconds = time.perf_counter() - t0
-    return summarise(game, records, player1=p1.describe(), player2=p2.describe(), seed=seed,
-                     max_moves=max_moves, seconds=seconds)
+    est = summarise(game, records, player1=p1.describe(), player2=p2.describe(), seed=seed,
+                    max_moves=max_moves, seconds=seconds)
+    if kept:  # the speed of this run's games; the time is this run's
+        est.kept_games = kept
+        est.games_per_second = (est.games - kept) / seconds if seconds > 0 else math.inf
+    return est
 
 
 # --- calibration -------------------------------------------------------------------------------
