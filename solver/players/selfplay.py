@@ -187,9 +187,7 @@ class Estimate:
         if not records:
             d.pop("records")
         else:
-            d["records"] = [{"results": None if r.results is None else [int(x) for x in r.results],
-                             "margin": r.margin, "plies": r.plies, "first_move": r.first_move,
-                             "capped": r.capped} for r in self.records]
+            d["records"] = [_record_dict(r) for r in self.records]
         return d
 
     def summary(self) -> str:
@@ -271,10 +269,27 @@ def work_file(work: Path, game: Game, seats: list[Player], seed: int, max_moves:
     return Path(work) / f"estimate-{game.name}-{digest}.jsonl", key
 
 
-def _record_line(i: int, r: GameRecord) -> str:
-    return json.dumps({"i": i, "results": None if r.results is None else [int(x) for x in r.results],
-                       "margin": r.margin, "plies": r.plies, "first_move": r.first_move,
-                       "capped": r.capped}) + "\n"
+def _record_dict(r: GameRecord) -> dict[str, Any]:
+    return {"results": None if r.results is None else [int(x) for x in r.results], "margin": r.margin,
+            "plies": r.plies, "first_move": r.first_move, "capped": r.capped}
+
+
+def _open_work(path: Path, key: dict[str, Any]) -> Any:
+    """``path`` opened to append games, its header written first if it is new; a last line cut
+    short by a stop is ended, so that the next game starts a line of its own."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cut = False
+    if path.exists() and path.stat().st_size:
+        with open(path, "rb") as fh:
+            fh.seek(-1, 2)
+            cut = fh.read(1) != b"\n"
+    else:
+        path.write_text(json.dumps({"estimate": key}) + "\n")
+    out = open(path, "a")
+    if cut:
+        out.write("\n")
+        out.flush()
+    return out
 
 
 def read_work(path: Path, key: dict[str, Any], games: int) -> dict[int, GameRecord]:
@@ -314,24 +329,13 @@ def run_games(game: Game, seats: list[Player], *, games: int, seed: int, jobs: i
         path, key = work_file(work, game, seats, seed, max_moves)
         for i, rec in read_work(path, key, games).items():
             records[i] = rec
-        Path(work).mkdir(parents=True, exist_ok=True)
-        fresh = not path.exists() or path.stat().st_size == 0
-        if not fresh:
-            with open(path, "rb") as fh:
-                fh.seek(-1, 2)
-                cut = fh.read(1) != b"\n"  # a line cut short by a stop: the next starts on its own
-        out = open(path, "a")
-        if fresh:
-            out.write(json.dumps({"estimate": key}) + "\n")
-        elif cut:
-            out.write("\n")
-        out.flush()
+        out = _open_work(path, key)
     todo = [(i, ss) for i, ss in enumerate(children) if records[i] is None]
 
     def keep(i: int, rec: GameRecord) -> None:
         records[i] = rec
         if out is not None:
-            out.write(_record_line(i, rec))
+            out.write(json.dumps({"i": i, **_record_dict(rec)}) + "\n")
             out.flush()
 
     kept = games - len(todo)
