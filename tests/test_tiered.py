@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solver.core.game import Game, NodeKind
 from solver.core.variant import Param
-from solver.pipeline import measured, memory, tiered, tierwork
+from solver.pipeline import measured, memory, tiered, tierwork, workfiles
 from solver.errors import TableError
 from solver.tables import read_columns
 from tests.clirun import subprocess_run
@@ -409,6 +409,14 @@ def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point, small_re
     if point == "rename":  # killed at the last step: nothing is solved again
         solved = len(list(next((root / "override").glob("*.tiered")).glob("tiers/*.parquet")))
         assert solved == 149
+    # what a killed writer leaves (a tier file's and a discovery array's temporaries, named by the
+    # dead process: tests/test_tables.py) goes when the run resumes
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    work = next((root / "override").glob("*.tiered"))
+    for stale in (work / "tiers" / f".tier-5.parquet.1.{dead}.tmp", work / "discover" / f".keys-9.npy.{dead}.tmp"):
+        if stale.parent.is_dir():
+            stale.write_bytes(b"half")
     # any command resumes it (here `solve` without --tiered: the unfinished tiered solve is found)
     again = _cli(["solve", *SMALL, "--out", str(root), "--json", "--quiet", "--workers", "1"])
     assert again.returncode == 0, again.stderr
@@ -418,6 +426,36 @@ def test_killed_tiered_solve_resumes_to_the_same_table(tmp_path, point, small_re
     for name in a:
         assert a[name].equals(b[name]), name
     assert not [p for p in root.rglob("*") if ".tmp" in p.name or p.name.endswith(".tiered")]
+
+
+def test_small_work_files_are_kept_in_memory_while_they_fit(tmp_path):
+    """A run's small work files are written to disk (what a resumed run reads) and read back from
+    memory: a read-only copy (the writer may go on changing its array), at most ``item`` bytes
+    each and ``budget`` in all, the least recently read let go first."""
+    files = workfiles.SmallFiles(budget=2500, item=1000)
+    a = np.arange(100, dtype=np.uint64)  # 800 bytes
+    files.save(tmp_path / "a.npy", a)
+    a[0] = 99
+    assert np.load(tmp_path / "a.npy")[0] == 0
+    (tmp_path / "a.npy").unlink()  # read from memory from now on
+    kept = files.load(tmp_path / "a.npy")
+    assert np.array_equal(kept, np.arange(100, dtype=np.uint64)) and not kept.flags.writeable
+    with pytest.raises(ValueError):
+        kept[0] = 1
+    files.save(tmp_path / "big.npy", np.arange(200, dtype=np.uint64))  # 1,600 bytes: not kept
+    (tmp_path / "big.npy").unlink()
+    with pytest.raises(FileNotFoundError):
+        files.load(tmp_path / "big.npy")
+    (tmp_path / "sub").mkdir()
+    for name in ("b", "c"):
+        files.save(tmp_path / "sub" / f"{name}.npy", np.arange(100, dtype=np.uint64))
+    assert files.bytes == 2400
+    files.load(tmp_path / "a.npy")  # read last: "b" is now the least recently read
+    files.save(tmp_path / "d.npy", np.arange(25, dtype=np.uint64))  # 200 more: over the budget
+    assert files.bytes == 1800 and str(tmp_path / "sub" / "b.npy") not in files.held
+    assert np.array_equal(files.load(tmp_path / "sub" / "b.npy"), np.arange(100))  # (from the file)
+    files.forget_under(tmp_path / "sub")
+    assert sorted(files.held) == [str(tmp_path / "a.npy"), str(tmp_path / "d.npy")] and files.bytes == 1000
 
 
 def test_a_resumed_solve_counts_the_tiers_it_finds_solved_from_its_first_line(tmp_path, monkeypatch):

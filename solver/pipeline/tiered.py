@@ -207,6 +207,9 @@ class Run:
     #: discovery of tiers cut in slices: the slices of the lowest waiting tier of the game that
     #: have positions waiting (:func:`_next_pending`)
     waiting_slices: dict[int, list[int]] = field(default_factory=dict)
+    #: the small work files this run wrote, kept to be read back without a file
+    #: (:class:`workfiles.SmallFiles`: pending parts, a small tier's keys and plies)
+    files: workfiles.SmallFiles = field(default_factory=workfiles.SmallFiles)
 
     @property
     def stochastic(self) -> bool:
@@ -269,6 +272,8 @@ def _start_or_resume(game: Game, folder: Path, symmetry: bool, force: bool,
         run = Run(game, folder, work, symmetry, state["run_id"], setup_keys=setup_keys, slices=slices)
         for scratch in work.glob("scratch-*.bin"):  # of a killed run
             scratch.unlink(missing_ok=True)
+        for sub in (run.tiers_dir, run.discover):  # a killed run's half-written files
+            workfiles.remove_stale(sub)
         found, done = _work_counts(work)
         notes.append(f"resuming the tiered solve in {work}: {found} tiers discovered, {done} solved "
                      "(--force starts over)")
@@ -319,12 +324,12 @@ def _spill(run: Run, source: str, buffers: dict[int, list[tuple[np.ndarray, np.n
             continue
         d = _pending_dir(run, tier)
         d.mkdir(parents=True, exist_ok=True)  # (keys and plies in one file: a file costs an open)
-        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(1, {0: (keys, plies)}))
+        run.files.save(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(1, {0: (keys, plies)}))
         counter[0] += 1
     for base, by_slice in groups.items():
         d = _pending_dir(run, base * S)
         d.mkdir(parents=True, exist_ok=True)
-        workfiles.atomic_npy(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(S, by_slice))
+        run.files.save(d / f"from-{source}-{counter[0]}-grouped.npy", _grouped_part(S, by_slice))
         counter[0] += 1
     buffers.clear()
 
@@ -348,10 +353,11 @@ def _grouped_part(slices: int, by_slice: dict[int, tuple[np.ndarray, np.ndarray]
     return out
 
 
-def _grouped_slice(path: Path, slices: int, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """Slice ``s``'s keys and plies in a part written by :func:`_grouped_part` (read through a
-    memory map: only that slice's bytes)."""
-    arr = np.load(path, mmap_mode="r")
+def _grouped_slice(path: Path, slices: int, s: int, files: workfiles.SmallFiles | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Slice ``s``'s keys and plies in a part written by :func:`_grouped_part` (kept in
+    ``files``, else read through a memory map: only that slice's bytes)."""
+    arr = np.load(path, mmap_mode="r") if files is None else files.load(path, mmap_mode="r")
     offsets = np.asarray(arr[: slices + 1])
     n, a, b = int(offsets[-1]), int(offsets[s]), int(offsets[s + 1])
     keys = np.array(arr[slices + 1 + a : slices + 1 + b])
@@ -365,7 +371,7 @@ def _pending_slices(run: Run, base: int) -> list[int]:
     d = run.discover / "pending" / str(int(base))
     found = np.zeros(S, bool)
     for f in d.glob("*-grouped.npy"):
-        offsets = np.asarray(np.load(f, mmap_mode="r")[: S + 1])
+        offsets = np.asarray(run.files.load(f, mmap_mode="r")[: S + 1])
         found |= offsets[1:] > offsets[:-1]
     return [base * S + s for s in np.flatnonzero(found).tolist()]
 
@@ -404,7 +410,7 @@ def _load_pending(run: Run, tier: int) -> tuple[np.ndarray, np.ndarray]:
     d = _pending_dir(run, tier)
     runs = MinRuns()
     for f in sorted(d.glob("*-grouped.npy")):
-        runs.add(*_grouped_slice(f, run.slices, tier % run.slices))
+        runs.add(*_grouped_slice(f, run.slices, tier % run.slices, run.files))
     for f in sorted(d.glob("*-keys.npy")):  # (parts of a run begun before keys and plies shared a file)
         runs.add(np.load(f), np.load(f.with_name(f.name[: -len("keys.npy")] + "ply.npy")))
     return runs.result()
@@ -481,14 +487,15 @@ def discover(run: Run, *, max_positions: int | None = None, progress: Progress |
         seen, plies, children, terminal = _close_tier(game, t, entry_keys, entry_ply, sym, run, set(infos),
                                                       progress, total, max_positions)
         total += len(seen)
-        workfiles.atomic_npy(run.discover / f"keys-{t}.npy", seen)
-        workfiles.atomic_npy(run.discover / f"ply-{t}.npy", plies)
+        run.files.save(run.discover / f"keys-{t}.npy", seen)
+        run.files.save(run.discover / f"ply-{t}.npy", plies)
         workfiles.atomic_json(run.discover / f"tier-{t}.json",  # (not fsynced: 4 ms a tier, and its arrays are not)
                               {"tier": t, "positions": int(len(seen)), "children": sorted(children),
                                "terminal": terminal}, durable=False)
         infos[t] = TierInfo(t, int(len(seen)), sorted(children), terminal=terminal)
         if run.slices == 1 or all(u in infos for u in run.waiting_slices.get(t // run.slices, [])):
             shutil.rmtree(_pending_dir(run, t), ignore_errors=True)  # (a tier's slices share it)
+            run.files.forget_under(_pending_dir(run, t))
         fault_point("tier-discovered")
     return infos
 
@@ -854,6 +861,8 @@ def solve_tier_task(run: Run, info: TierInfo) -> dict[str, Any]:
         _release_children(run, info)
         with run.child_lock:
             run.large_running.discard(info.tier)
+        for name in ("keys", "ply"):  # (read by the tier's own solve only)
+            run.files.forget(run.discover / f"{name}-{info.tier}.npy")
 
 
 def solve_tier_remote(spec: dict[str, Any], run_args: dict[str, Any], info: Any) -> dict[str, Any]:
@@ -1132,7 +1141,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     walks its chunks in the threads, in any order (issue 34: both cores inside one tier)."""
     t0 = time.perf_counter()
     game, t, scored = run.game, info.tier, bool(run.game.scored)
-    keys = np.load(run.discover / f"keys-{t}.npy")
+    keys = tierwork.tier_keys(run, t)
     n = len(keys)
     no_rem = NO_REMOTENESS
     kind = np.empty(n, np.int8)
@@ -1309,7 +1318,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
         cols["margin"] = best
         del win, lose, ext_max, tmargin
     stored = index = None  # the kept children and the key index: not needed to write the tier
-    ply = np.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
+    ply = run.files.load(run.discover / f"ply-{t}.npy", mmap_mode="r")
     frames = positions_frames(keys, to_move, kind, ply, outdeg, cols)
     meta = {**run.identity(), "tier": int(t), "tier_name": tierwork.tier_name(game, t, run.slices), "positions": int(n),
             "moves": moves, "inside_moves": inside_moves, "mode": "passes", "passes": passes,

@@ -104,12 +104,12 @@ def tier_file(tier: int) -> str:
 
 def tier_keys(run: Any, t: int) -> np.ndarray:
     """A tier's discovered keys (sorted)."""
-    return np.load(run.discover / f"keys-{t}.npy")
+    return run.files.load(run.discover / f"keys-{t}.npy")
 
 
 def tier_plies(run: Any, t: int) -> np.ndarray:
     """A tier's discovered plies (fewest moves from the start), in the order of its keys."""
-    return np.load(run.discover / f"ply-{t}.npy")
+    return run.files.load(run.discover / f"ply-{t}.npy")
 
 
 def tier_arrays(run: Any, t: int) -> tuple[np.ndarray, ...]:
