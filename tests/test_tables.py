@@ -227,3 +227,31 @@ def test_tier_files_keep_key_deltas_and_every_reader_sums_them_back(tmp_path):
     key_bytes = lambda p: sum(pq.ParquetFile(p).metadata.row_group(g).column(0).total_compressed_size
                               for g in range(pq.ParquetFile(p).metadata.num_row_groups))
     assert key_bytes(ours) < 0.9 * key_bytes(old)  # (0.82 here; 0.44 on Override 4x4's largest tier)
+
+
+def test_a_write_killed_midway_leaves_a_temporary_the_next_run_finds_stale(tmp_path):
+    """`kill -9` while a table file is written leaves ``.<name>.<thread>.<pid>.tmp`` beside it
+    (never the file itself): named by the dead process, it is removed as stale
+    (:func:`solver.pipeline.workfiles.remove_stale`, what a resumed tiered solve runs), while a
+    live process's temporary stays."""
+    import os
+    import subprocess
+    import sys
+
+    from solver.pipeline.workfiles import remove_stale
+
+    script = (
+        "import os, signal, polars as pl\n"
+        "from solver.tables import write_parquet\n"
+        "def frames():\n"
+        "    yield pl.DataFrame({'key': [1, 2], 'value': [0, 1]})\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        f"write_parquet(frames(), {str(tmp_path / 'tier-3.parquet')!r}, {{}})\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == -9, done.stderr
+    left = list(tmp_path.iterdir())
+    assert len(left) == 1 and left[0].name.startswith(".tier-3.parquet.") and left[0].name.endswith(".tmp")
+    live = tmp_path / f".tier-4.parquet.1.{os.getpid()}.tmp"
+    live.write_bytes(b"x")
+    assert remove_stale(tmp_path) == 1
+    assert list(tmp_path.iterdir()) == [live]
