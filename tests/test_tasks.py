@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +39,19 @@ def cluster():
     c = tasks.connect(jobs=2)
     yield c
     c.close()
+
+
+def test_a_local_cluster_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """The workers' folder of a local cluster (``--local-directory``) goes when it closes: every
+    ``--jobs`` run used to leave a ``pyramids-dask-*`` folder in the temporary folder."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    c = tasks.connect(jobs=1)
+    try:
+        assert c.scratch is not None and Path(c.scratch).parent == tmp_path and Path(c.scratch).is_dir()
+        assert c.workers == 1
+    finally:
+        c.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,7 @@ import fcntl
 import logging
 import math
 import os
+import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -145,6 +146,8 @@ class Cluster:
     local: Any | None
     address: str
     processes: list[Any] = field(default_factory=list)
+    #: the local workers' folder (``--local-directory``), removed when the cluster closes
+    scratch: str | None = None
 
     @property
     def workers(self) -> int:
@@ -166,6 +169,8 @@ class Cluster:
         if self.local is not None:
             with contextlib.suppress(Exception):
                 self.local.close()
+        if self.scratch is not None:  # (every local cluster left one behind in the temporary folder)
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -187,12 +192,20 @@ def _local_cluster(distributed: Any, jobs: int, *, timeout: float) -> Cluster:
     import sys
     import tempfile
 
-    local = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
-                                     dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
-    address = local.scheduler_address
+    import dask
+
     scratch = tempfile.mkdtemp(prefix="pyramids-dask-")
+    try:  # (the scheduler's own folder in it too, not a shared dask-scratch-space left behind)
+        with dask.config.set({"temporary-directory": scratch}):
+            local = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                             dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+                                             local_directory=scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    address = local.scheduler_address
     procs = []
-    cluster = Cluster(None, local, address, procs)
+    cluster = Cluster(None, local, address, procs, scratch)
     try:
         for i in range(jobs):
             procs.append(subprocess.Popen(
