@@ -136,7 +136,11 @@ def test_port_in_use_is_one_line(capsys, tmp_path):
 
 
 # --- a real browser ---------------------------------------------------------------------------
-def _chrome():
+def _chrome(tables: Path):
+    """Headless Chromium whose temporary files (its singleton socket folder) go to a folder of
+    the test run, not the machine's temporary folder (each run left four there)."""
+    import os
+
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -150,7 +154,9 @@ def _chrome():
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--no-first-run", "--disable-quic", "--window-size=1200,1400"):
         opts.add_argument(flag)
-    return webdriver.Chrome(service=Service(driver), options=opts)
+    scratch = tables.parent / "chromium"
+    scratch.mkdir(exist_ok=True)
+    return webdriver.Chrome(service=Service(driver, env={**os.environ, "TMPDIR": str(scratch)}), options=opts)
 
 
 def test_browser_plays_a_line_by_clicking(tables):
@@ -159,7 +165,7 @@ def test_browser_plays_a_line_by_clicking(tables):
     sol = solve(make_game("blam", **BLAM), out=tables)
     game = sol.game
     with explorer_running(tables) as base:
-        driver = _chrome()
+        driver = _chrome(tables)
         try:
             driver.get(base + "/")
             driver.find_element(By.CSS_SELECTOR, "a.variant[href*='blam']").click()
@@ -202,7 +208,7 @@ def test_browser_renders_a_report(tables, tmp_path):
     path = write_report(sol, tmp_path / "report")
     html = Path(path).with_suffix(".html")
     assert html.exists()
-    driver = _chrome()
+    driver = _chrome(tables)
     try:
         driver.get(html.as_uri())
         assert "Blam" in driver.title or "blam" in driver.title
@@ -267,7 +273,7 @@ def test_browser_shows_the_secret_choice_matrix_and_a_cell_click_plays_it(tables
     assert code == 0, err
     shown = json.loads(out)["strategies"]
     with explorer_running(tables) as base:
-        driver = _chrome()
+        driver = _chrome(tables)
         try:
             driver.get(base + "/")
             driver.find_element(By.CSS_SELECTOR, "a.variant[href*='petal']").click()
@@ -331,7 +337,7 @@ def test_browser_compare_page_shows_both_values(tables):
     sols = [solve(make_game("blam", **BLAM), out=tables), solve(make_game("blam", **other), out=tables)]
     ids = [s.game.variant.variant_id() for s in sols]
     with explorer_running(tables) as base:
-        driver = _chrome()
+        driver = _chrome(tables)
         try:
             driver.get(f"{base}/compare?a=blam/{ids[0]}&b=blam/{ids[1]}&moves=S@b2,M@a1")
             shown = [p.text for p in driver.find_elements(By.CSS_SELECTOR, ".side p.value")]
