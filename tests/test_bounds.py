@@ -297,6 +297,26 @@ def test_the_reply_prefers_endless_play_to_a_loss() -> None:
 # --- random recursive games ---------------------------------------------------------------------
 
 
+@pytest.mark.xfail(strict=True, reason="known bug (found by the property test below on 2026-12-07): on this "
+                   "recursive game, whose values are approached like 1 - c/sweeps (value iteration: 0.79, 0.91, "
+                   "0.965, 0.985 at node 1 after 100, 400, 2,000, 10,000 sweeps), the float64 evaluation "
+                   "proves upper bounds 0.99999296 and 0.599996626 at nodes 1 and 4, below the exact "
+                   "(fractions) lower bounds 0.99999952 and 0.59999977: one of the two is not a proof")
+def test_float_and_exact_intervals_meet_on_a_slowly_converging_recursive_game() -> None:
+    rng = random.Random(93736)
+    graph = build(random_game(rng, 8, cyclic=True))
+    sol = value_iteration(graph, tol=1e-11, max_sweeps=400)
+    b = prove_bounds(graph, sol.strategies, sol.best)
+    old = bounds_module.EXACT_ROWS
+    bounds_module.EXACT_ROWS = 0
+    try:
+        f = prove_bounds(graph, sol.strategies, sol.best)
+    finally:
+        bounds_module.EXACT_ROWS = old
+    assert b.stats["exact"] and not f.stats["exact"] and b.stats["proven"] and f.stats["proven"]
+    assert np.all(b.lo <= f.hi + 1e-12) and np.all(f.lo <= b.hi + 1e-12)
+
+
 @pytest.mark.parametrize("exact", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["fractions", "float64"])
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 10))
