@@ -398,7 +398,10 @@ def row_groups_keyed(path: str | Path, columns: list[str]) -> Iterator[tuple[pa.
 
 def temp_path(path: Path) -> Path:
     """Where :func:`write_parquet` writes ``path`` before renaming it: named by thread and process
-    (``.<name>.<thread>.<pid>.tmp``), so that a killed process's is found stale by its pid."""
+    (``.<name>.<thread>.<pid>.tmp``), so that a killed process's is found stale by its pid
+    (:func:`solver.pipeline.workfiles.remove_stale`). Not mkstemp: its file would be created,
+    closed and opened again by the writer, and a file create costs 0.25-1 ms on this machine's
+    disk, a fifth of a small tier's write."""
     return path.with_name(f".{path.name}.{threading.get_ident()}.{os.getpid()}.tmp")
 
 
@@ -413,10 +416,6 @@ def write_parquet(df: "pl.DataFrame | Iterable[pl.DataFrame]", path: str | Path,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     frames = iter([df]) if isinstance(df, pl.DataFrame) else iter(df)
-    # (named by thread and process, not by mkstemp: its file would be created, closed and
-    # opened again by the writer, and creating a file costs 0.25-1 ms on this machine's disk,
-    # a fifth of a small tier's write; a killed process's is removed as stale by its pid,
-    # :func:`solver.pipeline.workfiles.remove_stale`)
     tmp = str(temp_path(path))
     writer = None
     last = 0
