@@ -44,11 +44,15 @@ that earns.
 
 Limits (said, never rounded away)
 ---------------------------------
-* Floating point (larger games): every bound is moved out by :func:`rounding_margin`. A best
-  reply that waits on a chance ``q`` gains about ``q**2`` a step over not waiting; float64 sees
-  that only while it is well above rounding, so mixes are never evaluated with a positive
-  probability below :data:`PROB_FLOOR`. A game that needs more patience than that (Everett's,
-  were it large) gets an interval about ``PROB_FLOOR`` wide, not certified at ``1e-9``.
+* Floating point (larger games): policy iteration in float64 can stop short of the best reply
+  (a switch whose gain is below rounding can lead to a much better policy on a near-loop), so
+  each float64 evaluation is proven afterwards (:func:`certify_upper`: the Bellman excesses of
+  its values, rounding included, summed over the most steps a policy can take before the end);
+  a long near-loop widens the bound instead of hiding an improvement. A best reply that waits on
+  a chance ``q`` gains about ``q**2`` a step over not waiting; float64 sees that only while it
+  is well above rounding, so mixes are never evaluated with a positive probability below
+  :data:`PROB_FLOOR`. A game that needs more patience than that (Everett's, were it large)
+  gets an interval about ``PROB_FLOOR`` wide, not certified at ``1e-9``.
 * ``certified`` means every interval is at most ``tol`` wide and both bounds came from exact
   evaluations that did not cross; otherwise the interval is still what is proven.
 
@@ -82,9 +86,6 @@ _SIMULTANEOUS = int(NodeKind.SIMULTANEOUS)
 BOUND_TOL = 1e-9
 #: rounds of better strategies tried after the first evaluation
 MAX_ROUNDS = 30
-#: each bound is moved out by this for the rounding of the exact evaluations (float64 sparse
-#: solves, about 1e-15 a row)
-FLOAT_MARGIN = 1e-11
 #: the smallest positive probability of a mix that is evaluated. A best reply that waits on a
 #: chance ``q`` gains about ``q**2`` a step over not waiting, which float64 sees only while it
 #: is well above rounding (:data:`NOISE`); so strategies that would need smaller chances
@@ -609,6 +610,263 @@ def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.nda
     return vq[row], proven, evaluations
 
 
+def proven_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
+    """:func:`optimal_reply` in float64 with a proof: ``(upper, proven, evaluations)`` where
+    ``upper`` is at least the replier's optimal value of every row (:func:`certify_upper` on the
+    quotient, from the values policy iteration ends with)."""
+    q, row = quotient(reply)
+    vq, pick, proven, evaluations = best_reply(q, _quotient_start(reply, q, row, start))
+    if not proven:
+        return vq[row], False, evaluations
+    uq, more = certify_upper(q, vq, pick)
+    return uq[row], True, evaluations + more
+
+
+def certify_upper(q: Reply, v: np.ndarray, pick: np.ndarray, max_iterations: int = 100) -> tuple[np.ndarray, int]:
+    """A proven upper bound on the replier's optimal values of ``q`` (a problem without end
+    components: every policy ends) from float64 values ``v`` (policy iteration's, ``pick`` its
+    moves): ``(u, evaluations)``.
+
+    Policy iteration in float64 can stop short of the optimum by far more than rounding: on a
+    near-loop (the replier can stay among a few rows with probability ``1 - 1e-11`` a step and
+    leave only towards a win) switching one row gains ``b * (v[a] - v[c])``, a product of two
+    small numbers below rounding, while the policy it leads to is worth ``7e-6`` more (seed
+    93736 of the random recursive games: a float upper bound fell below the exact lower bound).
+    So the bound is proven a posteriori, as for stochastic shortest paths:
+
+    * the Bellman excesses of ``v``, bounded above with their rounding (:func:`_excesses`):
+      ``x[r] >= (P v)[r] - v[r]`` at expectation rows, ``y[e] >= v[c] - v[r]`` for each move
+      ``e: r -> c`` of a free row (negative where a move is worse);
+    * a correction ``g`` with ``g[r] - (P g)[r] >= x[r]`` and ``g[r] - g[c] >= y[e]``: the
+      largest expected total of the excesses (plus a small ``tau`` a step, to stay above
+      rounding) before the end, by policy iteration from ``pick`` on numbers of the size of
+      the error, not of the values (so the missed switch above is seen), then checked with its
+      rounding bounded (:func:`_holds`);
+    * then ``u = v + g`` has ``T u <= u`` for the Bellman operator ``T``, and because every
+      policy ends, ``T^k u`` tends to the optimum from above: ``u`` is an upper bound (summed
+      with rounding up, and at most the largest payoff).
+
+    ``tau`` starts at a hundredth of the rounding of ``v``'s sums and grows a hundredfold while the check
+    fails (up to four times); then ``u`` is the largest payoff, still true. The excesses are
+    about ``1e-16`` a row where ``v`` is right: they add up over the expected number of steps,
+    so a long near-loop widens the bound a little instead of hiding an improvement."""
+    offsets = np.asarray(q.offsets, dtype=np.int64)
+    prob = np.asarray(q.prob, dtype=np.float64)
+    payoff = np.asarray(q.payoff, dtype=np.float64)
+    top = float(payoff[q.terminal].max()) if q.terminal.any() else 0.0
+    v = np.where(q.terminal, payoff, np.asarray(v, dtype=np.float64))
+    x, y, noise = _excesses(offsets, q.child, prob, q.free, q.terminal, v)
+    evaluations = 0
+    tau = max(TAU_START * noise, 1e-300)
+    order = _component_order(q)
+    for _ in range(4):
+        if order is not None:  # first by one pass over the components, sinks first
+            g = _pass_total(offsets, q.child, prob, q.free, q.terminal, x, y, tau, *order, SWEEPS)
+            if _holds(offsets, q.child, prob, q.free, q.terminal, g, x, y):
+                return _upper_from(q, v, g, top), evaluations
+            pick = _best_moves(offsets, q.child, q.free, g, y, pick)
+        g, ev = _max_total(q, x, y, tau, pick, max_iterations)
+        evaluations += ev
+        if g is not None and _holds(offsets, q.child, prob, q.free, q.terminal, g, x, y):
+            return _upper_from(q, v, g, top), evaluations
+        tau *= 100.0
+    return np.where(q.terminal, payoff, top), evaluations
+
+
+def _upper_from(q: Reply, v: np.ndarray, g: np.ndarray, top: float) -> np.ndarray:
+    """``v + g`` rounded up, at most ``top``; the payoffs at terminal rows."""
+    return np.where(q.terminal, q.payoff, np.minimum(np.nextafter(v + g, np.inf), top))
+
+
+def _component_order(q: Reply) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows grouped by strongly connected component, sinks first: ``(order, starts)``
+    (the rows of component ``k`` are ``order[starts[k]:starts[k + 1]]``), or ``None`` when
+    scipy's component numbers are not in that order (they are, from its Tarjan-style search,
+    but it does not promise so: checked on every edge)."""
+    parent = q.parent()
+    g = csr_matrix((np.ones(len(q.child), dtype=np.int8), (parent, q.child)), shape=(q.size, q.size))
+    k, label = connected_components(g, directed=True, connection="strong")
+    if np.any(label[parent] < label[q.child]):
+        return None
+    order = np.argsort(label, kind="stable")
+    starts = np.searchsorted(label[order], np.arange(k + 1))
+    return order, starts
+
+
+#: sweeps over each cyclic component in the certificate's first pass
+SWEEPS = 50
+
+
+@njit(cache=True, nogil=True)
+def _pass_total(offsets, child, prob, free, terminal, x, y, tau, order, starts, sweeps):  # pragma: no cover - compiled
+    """The certificate's correction by one pass over the components, sinks first (each row
+    once where the graph has no cycle; a cyclic component swept up to ``sweeps`` times, Gauss-
+    Seidel, from 0): ``g[r] = max_e (y[e] + tau + g[c])`` at free rows, ``x[r] + tau +
+    (P g)[r]`` at expectation rows. A guess, not a proof: :func:`_holds` checks it."""
+    g = np.zeros(len(free))
+    for k in range(len(starts) - 1):
+        a, b = starts[k], starts[k + 1]
+        rounds = 1 if b - a == 1 else sweeps
+        for _ in range(rounds):
+            changed = False
+            for i in range(a, b):
+                r = order[i]
+                if terminal[r]:
+                    continue
+                if free[r]:
+                    t = -np.inf
+                    for e in range(offsets[r], offsets[r + 1]):
+                        t = max(t, y[e] + tau + g[child[e]])
+                else:
+                    t = x[r] + tau
+                    for e in range(offsets[r], offsets[r + 1]):
+                        t += prob[e] * g[child[e]]
+                if t != g[r]:
+                    changed = True
+                    g[r] = t
+            if not changed:
+                break
+    return g
+
+
+@njit(cache=True, nogil=True)
+def _best_moves(offsets, child, free, g, y, pick):  # pragma: no cover - compiled
+    """At each free row the move of largest ``y[e] + g[c]`` (a warm start for policy iteration)."""
+    out = pick.copy()
+    for r in range(len(free)):
+        if not free[r] or offsets[r] == offsets[r + 1]:
+            continue
+        best, arg = -np.inf, -1
+        for e in range(offsets[r], offsets[r + 1]):
+            t = y[e] + g[child[e]]
+            if t > best:
+                best, arg = t, e
+        out[r] = arg
+    return out
+
+
+def _max_total(q: Reply, x: np.ndarray, y: np.ndarray, tau: float, pick: np.ndarray,
+               max_iterations: int) -> tuple[np.ndarray | None, int]:
+    """The replier's largest expected total before the end of ``x[r] + tau`` per expectation
+    row visited and ``y[e] + tau`` per move ``e`` of a free row, by policy iteration from
+    ``pick``: ``(g, evaluations)`` (``g`` ``None`` when a solve failed). Float64;
+    :func:`_holds` checks what it returns."""
+    offsets = np.asarray(q.offsets, dtype=np.int64)
+    prob = np.asarray(q.prob, dtype=np.float64)
+    zero = np.zeros(q.size)
+    free_rows = np.flatnonzero(q.free)
+    pick = pick.copy()
+    g = None
+    for it in range(1, max_iterations + 1):
+        src, dst, p, _, ends, moves = _policy_system(offsets, q.child, prob, q.free, q.terminal, zero, pick)
+        keep = reaching(q.size, src, dst, np.flatnonzero(ends))
+        b = np.where(q.terminal, 0.0, x + tau)
+        b[free_rows] = y[pick[free_rows]] + tau
+        g = linear_solve(q.size, [src, dst, p, b], keep, moves <= 1)
+        if g is None:
+            return None, it
+        g[q.terminal] = 0.0
+        rows, edges = _total_switches(offsets, q.child, q.free, g, y, pick, TAU_SWITCH * tau)
+        if not len(rows):
+            return g, it
+        pick[rows] = edges
+    return g, max_iterations
+
+
+@njit(cache=True, nogil=True)
+def _total_switches(offsets, child, free, g, y, pick, thr):  # pragma: no cover - compiled
+    """Free rows whose best move (largest ``y[e] + g[c]``) beats the chosen one by more than
+    rounding."""
+    rows = np.empty(len(free), np.int64)
+    edges = np.empty(len(free), np.int64)
+    count = 0
+    for r in range(len(free)):
+        if not free[r] or pick[r] < 0:
+            continue
+        best, arg = y[pick[r]] + g[child[pick[r]]], -1
+        for e in range(offsets[r], offsets[r + 1]):
+            t = y[e] + g[child[e]]
+            if t > best + max(thr, 1e-12 * abs(best)):
+                best, arg = t, e
+        if arg >= 0:
+            rows[count] = r
+            edges[count] = arg
+            count += 1
+    return rows[:count], edges[:count]
+
+
+#: the certificate's reward a step (tau), in units of the largest rounding allowance of a row
+TAU_START = 1.0
+#: the certificate's policy iteration switches a move only for a gain above this times tau
+TAU_SWITCH = 0.5
+#: the unit roundoff of float64
+_U = 2.0**-53
+
+
+@njit(cache=True, nogil=True)
+def _mean_error(offsets, child, prob, x, r):  # pragma: no cover - compiled
+    """Row ``r``'s expectation of ``x`` summed in float64, and a bound on its distance from the
+    exact expectation of the game: a sum of ``k`` products errs by at most ``k`` units of
+    roundoff times the absolute terms (``a``); the game's probabilities are the row's scaled to
+    sum 1 (a mix), or within 4 units of roundoff of each stored one (a chance node's)."""
+    s = 0.0
+    a = 0.0
+    total = 0.0
+    k = offsets[r + 1] - offsets[r]
+    for e in range(offsets[r], offsets[r + 1]):
+        t = prob[e] * x[child[e]]
+        s += t
+        a += abs(t)
+        total += prob[e]
+    gamma = (k + 1) * _U * 1.01
+    d = abs(total - 1.0) + gamma * total
+    return s, a * (gamma * 1.01 + 4.0 * _U + d / max(1.0 - d, 0.5))
+
+
+@njit(cache=True, nogil=True)
+def _excesses(offsets, child, prob, free, terminal, v):  # pragma: no cover - compiled
+    """Upper bounds on ``v``'s Bellman excesses with float64's rounding included: ``x[r] >=
+    (P v)[r] - v[r]`` per expectation row, ``y[e] >= v[c] - v[r]`` per move ``e: r -> c`` of a
+    free row (0 elsewhere), and the largest rounding allowance of a row (the scale of ``tau``)."""
+    x = np.zeros(len(free))
+    y = np.zeros(len(child))
+    noise = 0.0
+    for r in range(len(free)):
+        if terminal[r]:
+            continue
+        if free[r]:
+            for e in range(offsets[r], offsets[r + 1]):
+                d = v[child[e]] - v[r]
+                y[e] = d + 1.01 * _U * abs(d)
+                noise = max(noise, 1.01 * _U * abs(d))
+        else:
+            s, err = _mean_error(offsets, child, prob, v, r)
+            d = s - v[r]
+            x[r] = d + 1.01 * _U * abs(d) + err
+            noise = max(noise, err)
+    return x, y, noise
+
+
+@njit(cache=True, nogil=True)
+def _holds(offsets, child, prob, free, terminal, g, x, y):  # pragma: no cover - compiled
+    """Whether ``g[r] - g[c] >= y[e]`` for every move of a free row and ``g[r] - (P g)[r] >=
+    x[r]`` at every expectation row, each difference's rounding bounded."""
+    for r in range(len(free)):
+        if terminal[r]:
+            continue
+        if free[r]:
+            for e in range(offsets[r], offsets[r + 1]):
+                d = g[r] - g[child[e]]
+                if not d - 1.01 * _U * abs(d) >= y[e]:
+                    return False
+        else:
+            s, err = _mean_error(offsets, child, prob, g, r)
+            d = g[r] - s
+            if not d - 1.01 * _U * abs(d) - err >= x[r]:
+                return False
+    return True
+
+
 def _exact_values(reply: Reply, pick: np.ndarray, payoff: list[Fraction]) -> list[Fraction]:
     """The replier's values under ``pick`` in exact arithmetic (a problem without end
     components: every policy ends, so the system has one solution), by sparse elimination."""
@@ -731,7 +989,7 @@ def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choic
         own = [-f for f in xs[:n]] if fixed == 0 else xs[:n]
         out = np.array([_round_down(f) if fixed == 0 else _round_up(f) for f in own])
         return out, True, evaluations
-    v, proven, evaluations = optimal_reply(reply, start)
+    v, proven, evaluations = proven_reply(reply, start)
     sign = 1.0 if fixed == 1 else -1.0  # the replier's view back to player 0's
     return sign * v[:n], proven, evaluations
 
@@ -797,17 +1055,6 @@ def terminal_payoff0(graph: Graph, terminal_value: np.ndarray | None = None) -> 
     return np.where(terminal, side * own, 0.0)
 
 
-def rounding_margin(lower: dict[int, np.ndarray], upper: dict[int, np.ndarray]) -> float:
-    """How far each bound is moved out for rounding: :data:`FLOAT_MARGIN`, plus what a missed
-    improvement of :data:`NOISE` a step can add up to over a wait on the smallest chance of the
-    strategies (about ``NOISE / q``)."""
-    q = 1.0
-    for mixes in (lower, upper):
-        for p in mixes.values():  # (clean mixes: some probability is positive)
-            q = min(q, float(p[p > 0].min()))
-    return FLOAT_MARGIN + NOISE / q
-
-
 def prove_bounds(
     graph: Graph,
     strategies: Mixes,
@@ -853,7 +1100,6 @@ def prove_bounds(
     rows = n + int(np.diff(np.asarray(graph.offsets, dtype=np.int64))[sims].sum())
     exact_chance = exact_chance_probabilities(graph) if rows <= EXACT_ROWS else None
     floor = PROB_FLOOR if exact_chance is None else EXACT_FLOOR
-    slack = 2 * FLOAT_MARGIN if exact_chance is None else 0.0
 
     def evaluate(player: int, mixes: dict[int, np.ndarray], choice: np.ndarray) -> tuple[np.ndarray, bool, int]:
         return strategy_value(graph, player, mixes, choice, payoff0, exact_chance=exact_chance, floor=floor)
@@ -862,7 +1108,7 @@ def prove_bounds(
     hi, ok_hi, ev_hi = evaluate(1, upper, best)
     evaluations = ev_lo + ev_hi
     proven = ok_lo and ok_hi
-    width = float(np.max(hi - lo)) + slack if n else 0.0
+    width = float(np.max(hi - lo)) if n else 0.0
     if progress is not None:
         progress(0, width)
     theta = 0.9
@@ -897,23 +1143,22 @@ def prove_bounds(
                     lo, lower, choice_lo = np.maximum(got, lo), cand, cand_choice
                 else:
                     hi, upper, choice_hi = np.minimum(got, hi), cand, cand_choice
-        width = float(np.max(hi - lo)) + slack if n else 0.0
+        width = float(np.max(hi - lo)) if n else 0.0
         if not improved:
             theta /= 4
         if progress is not None:
             progress(rounds, width)
-    # exact evaluations were rounded outward once; float64 ones are moved out for rounding
-    margin = rounding_margin(lower, upper) if exact_chance is None else 0.0
-    # every value lies between the smallest and the largest end (or 0, endless play): the
-    # margin never widens an interval past them
+    # exact evaluations were rounded outward once; float64 ones are proven with their rounding
+    # (certify_upper). Every value lies between the smallest and the largest end (or 0,
+    # endless play).
     ends = payoff0[np.asarray(graph.kind) == int(NodeKind.TERMINAL)]
     floor = min(0.0, float(ends.min())) if len(ends) else 0.0
     ceiling = max(0.0, float(ends.max())) if len(ends) else 0.0
-    lo0 = np.maximum(lo - margin, floor)
-    hi0 = np.minimum(hi + margin, ceiling)
+    lo0 = np.maximum(lo, floor)
+    hi0 = np.minimum(hi, ceiling)
     width = float(np.max(hi0 - lo0)) if n else 0.0
     # the two bounds come from two separate evaluations: if they cross, one of them is wrong
-    # (rounding beyond the margin) and nothing is claimed
+    # and nothing is claimed
     proven = proven and bool(np.all(lo0 <= hi0))
     lo_m = np.where(side > 0, lo0, -hi0)
     hi_m = np.where(side > 0, hi0, -lo0)
