@@ -38,6 +38,16 @@ DEFAULT_CASES = [
 ]
 
 
+def _game(game_name: str, preset: str):
+    """The game of a case: a preset's name, or parameters as ``name=value,name=value``."""
+    from solver.games import game_class
+
+    cls = game_class(game_name)
+    if "=" in preset:
+        return cls.from_params(dict(part.split("=", 1) for part in preset.split(",")))
+    return cls.from_params(cls.presets[preset])
+
+
 def _rss_bytes() -> int:
     """The process's peak resident memory so far."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -90,8 +100,7 @@ def run_case(game_name: str, preset: str, out: str, bound_rounds: int | None = 0
     from solver.games import game_class
     from solver.tables import EDGES, POSITIONS, variant_dir, write_parquet
 
-    cls = game_class(game_name)
-    game = cls.from_params(cls.presets[preset])
+    game = _game(game_name, preset)
     base_rss = _rss_bytes()
     t0 = time.perf_counter()
     graph = enumerate_positions(game)
@@ -133,6 +142,8 @@ DEFAULT_TIERED_CASES = [
     ("blam", "3x3"),
     ("carrots", "3x3"),  # dice: value iteration tier by tier
     ("petal", "6-2"),  # secret choices: round by round from the keys, a file a round phase
+    # many small tiers (149 of at most 28 positions): the cost per tier (files, plans), not per position
+    ("override", "size=2,line=2,per_size=2"),
 ]
 
 
@@ -152,8 +163,7 @@ def run_tiered_case(game_name: str, preset: str, out: str, workers: int = 1,
     if not keep_children:
         tiered.PASSES_CHILDREN_MEMORY_SHARE = 0.0
 
-    cls = game_class(game_name)
-    game = cls.from_params(cls.presets[preset])
+    game = _game(game_name, preset)
     base_rss = _rss_bytes()
     warm_up(game)
     warm_rss = _current_rss_bytes()
@@ -196,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m solver.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", action="append", default=[], metavar="GAME:PRESET",
-                        help="a case to run (repeatable; default: the small presets of every game)")
+                        help="a case to run (repeatable; default: the small presets of every game); "
+                             "PRESET may be parameters, e.g. override:size=2,line=2,per_size=2")
     parser.add_argument("--repeat", type=int, default=1, help="runs per case; medians are shown")
     parser.add_argument("--tiered", action="store_true",
                         help="run the tiered (out-of-core) solver instead (default cases: "
@@ -252,8 +263,9 @@ def main(argv: list[str] | None = None) -> int:
             cls = game_class(game_name)
         except ImportError:
             continue
-        if preset not in cls.presets:
-            print(f"skip {game_name}:{preset} (no such preset)", file=sys.stderr)
+        if preset not in cls.presets and "=" not in preset:
+            print(f"skip {game_name}:{preset} (no such preset; give one or name=value,name=value)",
+                  file=sys.stderr)
             continue
         runs = []
         for _ in range(args.repeat):
@@ -288,11 +300,11 @@ def _print_row(r: dict, header: bool) -> None:
 
 def _print_tiered_row(r: dict, header: bool) -> None:
     if header:
-        print(f"{'case (tiered)':<18}{'positions':>12}{'moves':>15}{'tiers':>7}{'largest':>8}"
+        print(f"{'case (tiered)':<36}{'positions':>12}{'moves':>15}{'tiers':>7}{'largest':>8}"
               f"{'disc s':>9}{'solve s':>9}{'total s':>9}{'pos/s':>10}{'peak MB':>9}{'B/pos':>8}"
               f"{'warm B/pos':>11}{'disk B/pos':>11}{'bounds s':>9}{'width':>9}")
     n = max(r["positions"], 1)
-    print(f"{r['case']:<18}{int(r['positions']):>12,}{int(r['edges']):>15,}{int(r['tiers']):>7}"
+    print(f"{r['case']:<36}{int(r['positions']):>12,}{int(r['edges']):>15,}{int(r['tiers']):>7}"
           f"{r['largest_tier'] / n:>8.0%}{r['discover_s']:>9.2f}{r['solve_s']:>9.2f}{r['total_s']:>9.2f}"
           f"{r['positions'] / r['total_s']:>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
           f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.1f}{(r['peak_bytes'] - r['warm_bytes']) / n:>11.1f}"
