@@ -32,16 +32,16 @@ SHIPPED_REPORTS: list[tuple[str, str]] = [
     ("blam", "6x6"),  # 175.5M positions in 200 tiers, one pyramid per size: tier by tier, 457 s here
     ("carrots", "3x3"),
     ("petal", "6"),
-    ("petal", "6-2"),  # 6.9M positions, two of each size: 12.6 min here (bounds 729 s), 4.5 GB peak
+    ("petal", "6-2"),  # 6.9M positions, two of each size: 9.3 min here (2026-12-07), 4.5 GB peak
     # 368.2M positions round by round: search 802 s, 67 value sweeps (they cycle), 45 sweeps of
     # each bound at about 55 s, 12.3 GB of held moves, 16.4 GB peak; the report 28.5 s
     ("petal", "8-2"),
 ]
 
 #: rounds of better strategies for the proven bounds of shipped secret-choice presets, where
-#: more than the default were run (Petal 6: certified, every interval at most 6.7e-10 wide, after
-#: 17 of 30 rounds, 1,331 s here beside another solve; the shipped sweep's baseline is the same
-#: variant, so it reads this table)
+#: more than the default were run (Petal 6: certified, every interval at most 5.1e-10 wide, after
+#: 17 of 30 rounds, 920 s here on 2026-12-07; Petal 6-2 after 2 of 8, 560 s; the shipped sweep's
+#: baseline is the same variant, so it reads this table)
 BOUND_ROUNDS: dict[tuple[str, str], int] = {("petal", "6"): 30, ("petal", "6-2"): 8, ("petal", "8-2"): 45}
 #: the same for the shipped sweeps' solves (by game)
 SWEEP_BOUND_ROUNDS: dict[str, int] = {"petal": 30}
