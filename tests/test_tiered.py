@@ -1046,9 +1046,10 @@ def test_a_child_tier_is_read_once_outside_the_lock_by_threads_that_want_it(monk
 
 def test_small_child_tiers_stay_loaded_for_the_later_tiers_that_read_them(tmp_path: Path, monkeypatch) -> None:
     """A finished child that a later tier reads stays loaded while it fits the run's budget
-    (Blam! 3x3: 202 tiers, most of a few positions, each read by several parents): every child
-    file is read once instead of once a parent; none is kept while a tier of half the largest
-    tier's memory or more is solved, and the table is the same as with nothing kept."""
+    (Blam! 3x3: 202 tiers, most of a few positions, each read by several parents): a small tier
+    just written is offered from memory (no child file read at all), without the offer every
+    child file is read once instead of once a parent; none is kept while a tier of half the
+    largest tier's memory or more is solved, and the table is the same as with nothing kept."""
     from solver.api import make_game
 
     game = make_game("blam", rows=3, cols=3, per_size=1)
@@ -1072,6 +1073,9 @@ def test_small_child_tiers_stay_loaded_for_the_later_tiers_that_read_them(tmp_pa
 
     monkeypatch.setattr(tiered, "_load_child", spy_load)
     monkeypatch.setattr(tiered, "_start_tier", spy_start)
+    offered = tiered.solve_tiered(game, out=tmp_path / "offered", force=True, workers=1)
+    assert reads == []  # every child came from memory, as written
+    monkeypatch.setattr(tiered, "OFFER_ROWS", 0)
     kept = tiered.solve_tiered(game, out=tmp_path / "kept", force=True, workers=1)
     manifest = json.loads((kept / tiered.MANIFEST).read_text())
     parents = sum(len([u for u in t["children"] if u != t["tier"]]) for t in manifest["tiers"])
@@ -1086,6 +1090,7 @@ def test_small_child_tiers_stay_loaded_for_the_later_tiers_that_read_them(tmp_pa
     for t in manifest["tiers"]:
         a, b = read_columns(kept / t["file"]).sort("key"), read_columns(plain / t["file"]).sort("key")
         assert a.equals(b)
+        assert read_columns(offered / t["file"]).sort("key").equals(b)
 
 
 def test_kept_children_are_dropped_when_a_large_tier_starts_and_when_no_later_tier_reads_them() -> None:

@@ -678,13 +678,18 @@ def _start_tier(run: Run, info: TierInfo) -> None:
 #: half that memory or more runs (so they never add to the peak of the largest tiers)
 KEEP_SHARE = 1 / 16
 KEEP_FLOOR = 16 * 2**20
+#: ... but a tier planned under this many bytes never counts as large: beside it the kept
+#: children (at most :data:`KEEP_FLOOR` then) cannot matter, and in a game of many small tiers
+#: (Override 2x2-2: 149 tiers of at most 28 positions) half the largest is most of them
+KEEP_NONE_FLOOR = 256 * 2**20
 
 
-def _keep_child(run: Run, u: int) -> bool:
+def _keep_child(run: Run, u: int, ignore_large: bool = False) -> bool:
     """Whether tier ``u``, loaded as a child and now held by no tier being solved, stays
-    loaded for a later tier that reads it: it does if some later tier reads it and the
-    children kept (with it) fit :attr:`Run.keep_budget`. (Called under ``run.child_lock``.)"""
-    if not run.readers.get(u) or run.keep_budget <= 0 or run.large_running:
+    loaded for a later tier that reads it: it does if some later tier reads it, no large tier
+    runs (unless ``ignore_large``) and the children kept (with it) fit :attr:`Run.keep_budget`.
+    (Called under ``run.child_lock``.)"""
+    if not run.readers.get(u) or run.keep_budget <= 0 or (run.large_running and not ignore_large):
         return False
     kept = sum(run.tier_positions.get(v, 0) for v, n in run.child_users.items() if n <= 0 and v != u)
     return CHILD_BYTES_PER_POSITION * (kept + run.tier_positions.get(u, 0)) <= run.keep_budget
@@ -711,6 +716,35 @@ def _release_children(run: Run, info: TierInfo) -> None:
                     run.child_cache.pop(u, None)
                     del run.child_users[u]
     memory.return_freed_memory()
+
+
+#: a tier of at most this many positions, just written, is offered to the tiers that read it
+#: from memory (:func:`_offer_child`) instead of being read back from its file
+OFFER_ROWS = 1 << 16
+
+
+def _offer_child(run: Run, t: int, keys: np.ndarray, player: np.ndarray, cols: dict[str, Any]) -> None:
+    """Tier ``t``, just solved and written, kept as the child its parent tiers read, when it is
+    small (:data:`OFFER_ROWS`), a later tier reads it and it fits the kept children's budget
+    (:func:`_keep_child`): reading a small tier's file back cost about 1.5 ms of the 13 ms a
+    tier of Override 2x2-2 took (many small tiers, issue 34). The arrays are the file's rows, so
+    the parents see what they would read (``tests/test_tiered.py`` compares every table)."""
+    if len(keys) > OFFER_ROWS or run.slices > 1:
+        return
+    with run.child_lock:
+        # (t itself may count as a large tier while it finishes: at most OFFER_ROWS positions)
+        others = run.large_running - {t}
+        if t in run.child_cache or others or not _keep_child(run, t, ignore_large=True):
+            return
+        margin = cols.get("margin")
+        child = _ChildTier(keys=np.array(keys, dtype=np.uint64), player=np.array(player, dtype=np.uint8),
+                           value=np.array(cols["value"], dtype=np.uint8),
+                           remoteness=np.array(cols["remoteness"], dtype=np.uint16),
+                           margin=None if margin is None else np.array(margin, dtype=np.int16))
+        entry: Future = Future()
+        entry.set_result(child)
+        run.child_cache[t] = entry
+        run.child_users[t] = 0
 
 
 def _load_child(run: Run, tier: int, scored: bool, only: np.ndarray | None = None) -> _ChildTier:
@@ -993,6 +1027,7 @@ def _solve_tier_lists(run: Run, info: TierInfo) -> dict[str, Any]:
     fault_point(f"write:{tierwork.tier_file(t)}")
     tierwork.tier_step("writing the tier file")
     write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta, key_deltas=True)
+    _offer_child(run, t, keys, to_move, cols)
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": int(len(rparent)),
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand,
             "terminal": int(terminal.sum()),
@@ -1327,6 +1362,7 @@ def solve_tier_passes(run: Run, info: TierInfo) -> dict[str, Any]:
     fault_point(f"write:{tierwork.tier_file(t)}")
     tierwork.tier_step("writing the tier file")
     write_parquet(frames, run.tiers_dir / tierwork.tier_file(t), meta, key_deltas=True)
+    _offer_child(run, t, keys, to_move, cols)
     del ply
     return {"tier": int(t), "positions": int(n), "moves": moves, "inside_moves": inside_moves,
             "seconds": time.perf_counter() - t0, "expand_seconds": t_expand, "passes": passes,
@@ -1431,7 +1467,7 @@ def solve_tiers(run: Run, infos: dict[int, TierInfo], *, workers: int = 1,
                         run.readers[u] = run.readers.get(u, 0) + 1
                 largest = max((tier_memory(run, i) for i in left), default=0)
                 run.keep_budget = int(max(KEEP_FLOOR, KEEP_SHARE * largest)) if KEEP_SHARE > 0 else 0
-                run.keep_none_from = largest // 2
+                run.keep_none_from = max(largest // 2, KEEP_NONE_FLOOR)
             if cluster is not None and todo:
                 from solver.pipeline.tasks import run_tier_tasks
 
