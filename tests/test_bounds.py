@@ -19,7 +19,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 import solver.engines.bounds as bounds_module
 from solver.engines.bounds import (BOUND_TOL, PROB_FLOOR, Reply, best_reply, certify_upper, end_components,
-                                   exact_optimal_reply, optimal_reply, proven_reply, prove_bounds, quotient)
+                                   exact_optimal_reply, optimal_reply, prove_bounds, quotient)
 from solver.engines.enumerate import enumerate_positions
 from solver.engines.value_iteration import value_iteration
 from tests.test_simultaneous import S, T, Node, build, player0_view, random_game, sequential
@@ -294,7 +294,7 @@ def test_certified_upper_bounds_hold_for_any_values(seed: int, size: int, values
     if values == "best" and seed % 3:
         assert np.all(u - exact <= 1e-9), (u, exact)
     # through the whole problem (end components collapsed first) as the bounds use it
-    whole, ok, _ = proven_reply(reply)
+    whole, ok, _ = optimal_reply(reply, certified=True)
     assert ok and np.all(whole >= exact[row] - 1e-15)
 
 

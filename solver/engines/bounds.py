@@ -601,25 +601,19 @@ def _quotient_start(reply: Reply, q: Reply, row: np.ndarray, start: np.ndarray |
     return q_start
 
 
-def optimal_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
+def optimal_reply(reply: Reply, start: np.ndarray | None = None, *,
+                  certified: bool = False) -> tuple[np.ndarray, bool, int]:
     """The replier's optimal values ``(float64[size], proven, evaluations)``: his end components
     collapsed first (:func:`quotient`: he may stay in one for ever, worth 0), then
-    :func:`best_reply` from ``start`` (an edge per free row, a warm start) on the rest."""
-    q, row = quotient(reply)
-    vq, _, proven, evaluations = best_reply(q, _quotient_start(reply, q, row, start))
-    return vq[row], proven, evaluations
-
-
-def proven_reply(reply: Reply, start: np.ndarray | None = None) -> tuple[np.ndarray, bool, int]:
-    """:func:`optimal_reply` in float64 with a proof: ``(upper, proven, evaluations)`` where
-    ``upper`` is at least the replier's optimal value of every row (:func:`certify_upper` on the
-    quotient, from the values policy iteration ends with)."""
+    :func:`best_reply` from ``start`` (an edge per free row, a warm start) on the rest.
+    ``certified``: instead of the values policy iteration ends with, proven upper bounds on them
+    (:func:`certify_upper` on the quotient), what the bounds evaluate in float64."""
     q, row = quotient(reply)
     vq, pick, proven, evaluations = best_reply(q, _quotient_start(reply, q, row, start))
-    if not proven:
-        return vq[row], False, evaluations
-    uq, more = certify_upper(q, vq, pick)
-    return uq[row], True, evaluations + more
+    if certified and proven:
+        vq, more = certify_upper(q, vq, pick)
+        evaluations += more
+    return vq[row], proven, evaluations
 
 
 def certify_upper(q: Reply, v: np.ndarray, pick: np.ndarray, max_iterations: int = 100) -> tuple[np.ndarray, int]:
@@ -989,7 +983,7 @@ def strategy_value(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choic
         own = [-f for f in xs[:n]] if fixed == 0 else xs[:n]
         out = np.array([_round_down(f) if fixed == 0 else _round_up(f) for f in own])
         return out, True, evaluations
-    v, proven, evaluations = proven_reply(reply, start)
+    v, proven, evaluations = optimal_reply(reply, start, certified=True)
     sign = 1.0 if fixed == 1 else -1.0  # the replier's view back to player 0's
     return sign * v[:n], proven, evaluations
 
