@@ -640,7 +640,7 @@ def certify_upper(q: Reply, v: np.ndarray, pick: np.ndarray, max_iterations: int
       policy ends, ``T^k u`` tends to the optimum from above: ``u`` is an upper bound (summed
       with rounding up, and at most the largest payoff).
 
-    ``tau`` starts at a hundredth of the rounding of ``v``'s sums and grows a hundredfold while the check
+    ``tau`` starts at the largest rounding allowance of one of ``v``'s rows and grows a hundredfold while the check
     fails (up to four times); then ``u`` is the largest payoff, still true. The excesses are
     about ``1e-16`` a row where ``v`` is right: they add up over the expected number of steps,
     so a long near-loop widens the bound a little instead of hiding an improvement."""
@@ -651,7 +651,7 @@ def certify_upper(q: Reply, v: np.ndarray, pick: np.ndarray, max_iterations: int
     v = np.where(q.terminal, payoff, np.asarray(v, dtype=np.float64))
     x, y, noise = _excesses(offsets, q.child, prob, q.free, q.terminal, v)
     evaluations = 0
-    tau = max(TAU_START * noise, 1e-300)
+    tau = max(noise, 1e-300)
     order = _component_order(q)
     for _ in range(4):
         if order is not None:  # first by one pass over the components, sinks first
@@ -789,8 +789,6 @@ def _total_switches(offsets, child, free, g, y, pick, thr):  # pragma: no cover 
     return rows[:count], edges[:count]
 
 
-#: the certificate's reward a step (tau), in units of the largest rounding allowance of a row
-TAU_START = 1.0
 #: the certificate's policy iteration switches a move only for a gain above this times tau
 TAU_SWITCH = 0.5
 #: the unit roundoff of float64
@@ -1049,6 +1047,61 @@ def terminal_payoff0(graph: Graph, terminal_value: np.ndarray | None = None) -> 
     return np.where(terminal, side * own, 0.0)
 
 
+def _evaluator(graph: Graph, terminal_value: np.ndarray | None
+               ) -> tuple[Callable[[int, dict[int, np.ndarray], np.ndarray], tuple[np.ndarray, bool, int]], float, bool]:
+    """``(evaluate, floor, exact)``: ``evaluate(player, mixes, choice)`` is
+    :func:`strategy_value` as the bounds use it on ``graph`` (exact arithmetic where the
+    best-reply problems have at most :data:`EXACT_ROWS` rows and the chance probabilities are
+    simple fractions, then no probability floor but :data:`EXACT_FLOOR`); ``floor`` the mixes'
+    probability floor; ``exact`` whether evaluations are exact."""
+    payoff0 = terminal_payoff0(graph, terminal_value)
+    sims = np.flatnonzero(np.asarray(graph.kind) == _SIMULTANEOUS)
+    rows = graph.n + int(np.diff(np.asarray(graph.offsets, dtype=np.int64))[sims].sum())
+    exact_chance = exact_chance_probabilities(graph) if rows <= EXACT_ROWS else None
+    floor = PROB_FLOOR if exact_chance is None else EXACT_FLOOR
+
+    def evaluate(player: int, mixes: dict[int, np.ndarray], choice: np.ndarray) -> tuple[np.ndarray, bool, int]:
+        return strategy_value(graph, player, mixes, choice, payoff0, exact_chance=exact_chance, floor=floor)
+
+    return evaluate, floor, exact_chance is not None
+
+
+def _side_to_move(graph: Graph, lo: np.ndarray, hi: np.ndarray, terminal_value: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray, float, bool]:
+    """Player 0's bounds ``lo``/``hi`` clipped to the range of the ends (or 0, endless play),
+    seen from the side to move: ``(lo, hi, widest, crossed)``; ``crossed``: somewhere the lower
+    bound is above the upper (two separate evaluations: one of them is wrong, nothing is
+    claimed)."""
+    payoff0 = terminal_payoff0(graph, terminal_value)
+    ends = payoff0[np.asarray(graph.kind) == int(NodeKind.TERMINAL)]
+    floor = min(0.0, float(ends.min())) if len(ends) else 0.0
+    ceiling = max(0.0, float(ends.max())) if len(ends) else 0.0
+    lo0 = np.maximum(lo, floor)
+    hi0 = np.minimum(hi, ceiling)
+    width = float(np.max(hi0 - lo0)) if graph.n else 0.0
+    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
+    return (np.where(side > 0, lo0, -hi0), np.where(side > 0, hi0, -lo0), width,
+            not bool(np.all(lo0 <= hi0)))
+
+
+def recheck_bounds(graph: Graph, mix_1: dict[int, np.ndarray], mix_2: dict[int, np.ndarray],
+                   moves: np.ndarray, *, terminal_value: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """What stored proving strategies prove, evaluated again from nothing else: ``(lo, hi,
+    proven)`` from the side to move. ``mix_1``/``mix_2``: simultaneous row -> player 0's /
+    player 1's mix (a table's ``proof_mix_1``/``proof_mix_2``); ``moves``: ``int64[n]``, the
+    move (edge index) the mover's strategy plays at each decision node (the table's
+    ``proof_move`` plus the row's first edge), -1 elsewhere. ``proven``: both evaluations ended
+    (certified) and the bounds do not cross. The same evaluation :func:`prove_bounds` stores its
+    bounds from, so a table's ``value_lo``/``value_hi`` should come back (to rounding)."""
+    evaluate, _, _ = _evaluator(graph, terminal_value)
+    moves = np.asarray(moves, dtype=np.int64)
+    lo, ok_lo, _ = evaluate(0, mix_1, moves)
+    hi, ok_hi, _ = evaluate(1, mix_2, moves)
+    lo_m, hi_m, _, crossed = _side_to_move(graph, lo, hi, terminal_value)
+    return lo_m, hi_m, bool(ok_lo and ok_hi and not crossed)
+
+
 def prove_bounds(
     graph: Graph,
     strategies: Mixes,
@@ -1084,22 +1137,16 @@ def prove_bounds(
         From the side to move, as ``value``.
     """
     n = graph.n
-    side = np.where(np.asarray(graph.to_move) == 0, 1.0, -1.0)
-    payoff0 = terminal_payoff0(graph, terminal_value)
     best = np.asarray(best, dtype=np.int64)
     lower = {s: _clean(xy[0]) for s, xy in strategies.items()}
     upper = {s: _clean(xy[1]) for s, xy in strategies.items()}
-    # small games: every evaluation in exact arithmetic (no rounding margin, no probability floor)
-    sims = np.flatnonzero(np.asarray(graph.kind) == _SIMULTANEOUS)
-    rows = n + int(np.diff(np.asarray(graph.offsets, dtype=np.int64))[sims].sum())
-    exact_chance = exact_chance_probabilities(graph) if rows <= EXACT_ROWS else None
-    floor = PROB_FLOOR if exact_chance is None else EXACT_FLOOR
-
-    def evaluate(player: int, mixes: dict[int, np.ndarray], choice: np.ndarray) -> tuple[np.ndarray, bool, int]:
-        return strategy_value(graph, player, mixes, choice, payoff0, exact_chance=exact_chance, floor=floor)
+    evaluate, floor, exact = _evaluator(graph, terminal_value)
 
     lo, ok_lo, ev_lo = evaluate(0, lower, best)
     hi, ok_hi, ev_hi = evaluate(1, upper, best)
+    # what the strategies kept prove (stored with them, so that anyone can re-check them:
+    # :func:`recheck_bounds`); ``lo``/``hi`` steer the search: the best of every round's
+    lo_kept, hi_kept = lo, hi
     evaluations = ev_lo + ev_hi
     proven = ok_lo and ok_hi
     width = float(np.max(hi - lo)) if n else 0.0
@@ -1134,31 +1181,19 @@ def prove_bounds(
                 improved = True
                 _, got, cand, cand_choice = chosen
                 if player == 0:
-                    lo, lower, choice_lo = np.maximum(got, lo), cand, cand_choice
+                    lo, lo_kept, lower, choice_lo = np.maximum(got, lo), got, cand, cand_choice
                 else:
-                    hi, upper, choice_hi = np.minimum(got, hi), cand, cand_choice
+                    hi, hi_kept, upper, choice_hi = np.minimum(got, hi), got, cand, cand_choice
         width = float(np.max(hi - lo)) if n else 0.0
         if not improved:
             theta /= 4
         if progress is not None:
             progress(rounds, width)
-    # exact evaluations were rounded outward once; float64 ones are proven with their rounding
-    # (certify_upper). Every value lies between the smallest and the largest end (or 0,
-    # endless play).
-    ends = payoff0[np.asarray(graph.kind) == int(NodeKind.TERMINAL)]
-    floor = min(0.0, float(ends.min())) if len(ends) else 0.0
-    ceiling = max(0.0, float(ends.max())) if len(ends) else 0.0
-    lo0 = np.maximum(lo, floor)
-    hi0 = np.minimum(hi, ceiling)
-    width = float(np.max(hi0 - lo0)) if n else 0.0
-    # the two bounds come from two separate evaluations: if they cross, one of them is wrong
-    # and nothing is claimed
-    proven = proven and bool(np.all(lo0 <= hi0))
-    lo_m = np.where(side > 0, lo0, -hi0)
-    hi_m = np.where(side > 0, hi0, -lo0)
+    lo_m, hi_m, width, crossed = _side_to_move(graph, lo_kept, hi_kept, terminal_value)
+    proven = proven and not crossed
     return Bounds(
         lo=lo_m, hi=hi_m, certified=bool(proven and width <= tol), tol=tol, lower=lower, upper=upper,
         stats={"rounds": rounds, "evaluations": evaluations, "width": width, "proven": proven,
-               "exact": exact_chance is not None},
+               "exact": exact},
         lower_moves=choice_lo, upper_moves=choice_hi,
     )
