@@ -25,6 +25,7 @@ EPILOG = """examples:
   pyramids show override --preset 3x3 --moves "AL@a1 BL@c3" --json
   pyramids play override --preset 3x3 --side 2
   pyramids report override --preset 3x3
+  pyramids verify petal --preset 6           # re-prove a stored table from the rules
   pyramids tune override --set size=3 --set line=3 --vary per_size=1,2 --vary centre_rule=on,off
   pyramids solve greener --preset 3x4 --jobs 2       # one task per batch of setups, on Dask
   pyramids status greener --set rows=4 --set cols=4 --set black=4 --set white=4 --set setup=all
@@ -184,6 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="how far a solve has got: setup classes (or tiers) done and "
                                       "left, time left")
     _variant_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("verify", help="check a stored table against the rules: positions enumerated "
+                                      "again, every value against its children, proven bounds re-proven "
+                                      "from their stored strategies")
+    _game_args(p)
+    p.add_argument("--out", type=_folder, default=None, help="root folder of the tables (default: tables/)")
+    p.add_argument("--no-symmetry", action="store_true", help="the table that stores every position")
+    p.add_argument("--quiet", action="store_true", help="no progress on standard error")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("estimate", help="ESTIMATED balance by self-play (any size, full-size games "
@@ -1482,12 +1492,42 @@ def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[s
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from solver.pipeline.recheck import verify_table
+
+    game = _game(args)
+    v = verify_table(game, out=args.out, symmetry=not args.no_symmetry,
+                     progress=_progress(not (args.quiet or args.json)))
+    if args.json:
+        print(json.dumps({"game": game.name, "variant": game.variant.as_text(), "label": game.variant.label(),
+                          "ok": v.ok, "checked": v.checked, "positions": v.positions, "problems": v.problems,
+                          "seconds": round(v.seconds, 3), **v.details}))
+        return 0 if v.ok else 1
+    for p in v.problems:
+        print(one_line(f"problem: {p}"))
+    what = {"values": "every value, remoteness and margin agrees with its children's",
+            "tiers": "every tier's values agree with their children's, tier by tier",
+            "expected": "every expected result and win probability agrees with its moves' (self-consistent)",
+            "bounds": "every stored interval is proven by its stored strategies"}[v.checked]
+    d = v.details
+    if v.checked == "bounds":
+        lo, hi = d["value_interval"]
+        what += (f" (re-proven: the start in [{lo:+.12f}, {hi:+.12f}], the widest interval {d['width']:.1e}; "
+                 f"stored bounds beyond the re-proven ones by at most {d['excess']:.1e}, rounding allows "
+                 f"{d['slack']:.0e})")
+    verdict = "verified" if v.ok else "NOT verified"
+    print(one_line(f"{verdict}: {game.variant.label()}: {v.positions:,} positions checked against the rules; "
+                   f"{what if v.ok else str(len(v.problems)) + ' problem(s) above'} ({v.seconds:.1f} s)"))
+    return 0 if v.ok else 1
+
+
 COMMANDS = {
     "list": cmd_list,
     "check": cmd_check,
     "serve": cmd_serve,
     "solve": cmd_solve,
     "status": cmd_status,
+    "verify": cmd_verify,
     "estimate": cmd_estimate,
     "calibrate": cmd_calibrate,
     "show": cmd_show,

@@ -16,6 +16,8 @@ smaller remoteness, down to a terminal), so this is a proof of the whole table, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from solver.core.game import NodeKind, Result
@@ -111,4 +113,48 @@ def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None) 
     bad = np.flatnonzero((~terminal & (best != margin.astype(np.int64)))[:limit])
     if len(bad):
         problems.append(f"{len(bad)} positions' margins are not their best move's (first row {bad[0]})")
+    return problems
+
+
+#: the largest error a stored expected result (or win/loss probability) may have in the check
+EXPECTED_TOL = 1e-9
+
+
+def check_expected(graph: Graph, rows: Any, n: int) -> list[str]:
+    """The first ``n`` rows of a chance game's graph (a tier, or the whole graph; ``rows``: a
+    frame with ``value``, ``p_win``, ``p_loss`` per row), against their children: terminal values
+    are the game's results; a decision position is worth its best move, a chance node the
+    probability-weighted mean of its outcomes (each from the mover's side); and every value is
+    its win probability minus its loss probability, both in [0, 1]. (A Bellman equation alone
+    admits spurious fixed points on loops of waiting moves; the solver's certificate rules those
+    out when it solves, so this check proves the stored table is self-consistent, not optimal
+    inside loops.)"""
+    value = rows["value"].to_numpy().astype(np.float64)
+    p_win = rows["p_win"].to_numpy().astype(np.float64)
+    p_loss = rows["p_loss"].to_numpy().astype(np.float64)
+    kind = graph.kind[:n]
+    problems: list[str] = []
+    deg = np.diff(graph.offsets[: n + 1])
+    parent = np.repeat(np.arange(n), deg)
+    e = np.arange(int(graph.offsets[n]))
+    ch = graph.child[e]
+    sign = np.where(graph.to_move[ch] == graph.to_move[parent], 1.0, -1.0)
+    q = sign * value[ch]
+    prob = np.ones(len(e)) if graph.probs is None else np.asarray(graph.probs, np.float64)[e]
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, parent, q)
+    mean = np.bincount(parent, weights=prob * q, minlength=n)
+    want = np.where(kind == NodeKind.DECISION, best, mean)
+    term = kind == NodeKind.TERMINAL
+    want[term] = np.asarray(graph.result[:n], dtype=np.float64)[term]
+    bad = np.flatnonzero(np.abs(want - value[:n]) > EXPECTED_TOL)
+    if len(bad):
+        i = int(bad[0])
+        problems.append(f"{len(bad):,} positions break their equation, e.g. key {int(graph.keys[i])}: stored "
+                        f"{value[i]:+.12f}, its moves give {want[i]:+.12f}")
+    gap = np.abs(p_win[:n] - p_loss[:n] - value[:n])
+    out = (p_win[:n] < -EXPECTED_TOL) | (p_loss[:n] < -EXPECTED_TOL) | (p_win[:n] + p_loss[:n] > 1 + EXPECTED_TOL)
+    if (gap > EXPECTED_TOL).any() or out.any():
+        problems.append(f"{int(((gap > EXPECTED_TOL) | out).sum()):,} positions have win/loss probabilities "
+                        "that are not probabilities or do not make their value")
     return problems
