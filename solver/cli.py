@@ -1505,8 +1505,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 0 if v.ok else 1
     for p in v.problems:
         print(one_line(f"problem: {p}"))
-    what = {"values": "every value, remoteness and margin agrees with its children's",
+    what = {"values": f"every value{', remoteness and margin' if game.scored else ' and remoteness'} agrees "
+                      "with its children's",
             "tiers": "every tier's values agree with their children's, tier by tier",
+            "setups": "every value below the setups agrees with its children's, every setup mean with its setups'",
             "expected": "every expected result and win probability agrees with its moves' (self-consistent)",
             "bounds": "every stored interval is proven by its stored strategies"}[v.checked]
     d = v.details

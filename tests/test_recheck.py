@@ -204,14 +204,34 @@ def test_verify_without_a_table_says_so_in_one_line(capsys, tmp_path) -> None:
     assert not list(tmp_path.iterdir())  # nothing solved, nothing written
 
 
-def test_verify_refuses_a_table_it_does_not_cover(capsys, tmp_path) -> None:
-    # random setups solved by retrograde below them: not covered yet, said in one line
+def test_verify_a_random_setup_table_and_a_changed_mean(capsys, tmp_path) -> None:
     args = ["greener", "--set", "rows=2", "--set", "cols=3", "--set", "black=2", "--set", "white=2",
             "--out", str(tmp_path)]
     assert run(capsys, "solve", *args, "--quiet")[0] == 0
     game = make_game("greener", rows=2, cols=3, black=2, white=2)
-    assert load(game, out=tmp_path).meta["solver"] == "retrograde+setups"
-    with pytest.raises(TableError, match="does not cover"):
-        recheck.verify_table(game, out=tmp_path)
+    sol = load(game, out=tmp_path)
+    assert sol.meta["solver"] == "retrograde+setups"
+    code, text, _ = run(capsys, "verify", *args, "--json")
+    d = json.loads(text)
+    assert code == 0 and d["ok"] and d["checked"] == "setups", d
+    graph = recheck._graph_of(game, sol, False)
+    root = int(sol.meta["root_row"])
+    for name, delta in (("expected", 1e-6), ("expected_margin", 0.5)):
+        col = sol.positions[name].to_numpy().astype(np.float64).copy()
+        col[root] += delta
+        v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series(name, col)))
+        assert len(v.problems) == 1 and "break their mean" in v.problems[0], v.problems
+    # a value below the setups: the decision rows are checked as a deterministic table
+    value = sol.positions["value"].to_numpy().copy()
+    i = int(np.flatnonzero(sol.column("kind") == int(NodeKind.DECISION))[0])
+    value[i] = (value[i] + 1) % 4
+    v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series("value", value)))
+    assert any("wrong value" in p for p in v.problems)
+
+
+def test_verify_refuses_a_table_it_does_not_cover(capsys, tmp_path) -> None:
+    # 3-4 players (the paranoid reduction): not covered yet, said in one line
+    args = ["blam", "--set", "rows=2", "--set", "cols=2", "--set", "players=3", "--set", "per_size=1", "--out", str(tmp_path)]
+    assert run(capsys, "solve", *args, "--quiet")[0] == 0
     code, out, err = run(capsys, "verify", *args)
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "does not cover" in err

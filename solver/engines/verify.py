@@ -25,14 +25,21 @@ from solver.core.values import DRAW, FLIP, LOSE, NO_REMOTENESS, TIE, WIN
 from solver.engines.graph import Graph
 
 
-def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checked: int | None = None
-                 ) -> list[str]:
+def _scope(n: int, checked: int | None, rows: np.ndarray | None) -> np.ndarray:
+    """The rows to check: below ``checked`` (all by default) and where ``rows`` is true."""
+    scope = np.zeros(n, dtype=bool)
+    scope[: n if checked is None else checked] = True
+    return scope if rows is None else scope & np.asarray(rows, dtype=bool)
+
+
+def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checked: int | None = None,
+                 rows: np.ndarray | None = None) -> list[str]:
     """Every violated rule, as readable messages (empty when the table is consistent). With
     ``checked``, only rows below it are checked (the others are solved children given as rows,
-    e.g. positions of other tiers)."""
+    e.g. positions of other tiers); with ``rows`` (``bool[n]``) only those."""
     problems: list[str] = []
     n = graph.n
-    limit = n if checked is None else checked
+    scope = _scope(n, checked, rows)
     src = graph.parent_of_edge()
     kids = graph.child
     same = graph.to_move[kids] == graph.to_move[src]
@@ -69,7 +76,7 @@ def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checke
     res = graph.result
     want[terminal] = np.where(res[terminal] == Result.WIN, WIN,
                               np.where(res[terminal] == Result.LOSS, LOSE, TIE))
-    bad = np.flatnonzero(want[:limit] != value[:limit])
+    bad = np.flatnonzero((want != value) & scope)
     if len(bad):
         problems.append(f"{len(bad)} positions have the wrong value (first row {bad[0]}: "
                         f"stored {value[bad[0]]}, children say {want[bad[0]]})")
@@ -85,17 +92,18 @@ def check_values(graph: Graph, value: np.ndarray, remoteness: np.ndarray, checke
     want_rem[sel] = lmax[sel]
     sel = inner & (want == TIE)
     want_rem[sel] = tmin[sel]
-    bad = np.flatnonzero(((want_rem != rem) & (want == value))[:limit])
+    bad = np.flatnonzero((want_rem != rem) & (want == value) & scope)
     if len(bad):
         problems.append(f"{len(bad)} positions have the wrong remoteness (first row {bad[0]}: "
                         f"stored {rem[bad[0]]}, children say {want_rem[bad[0]]})")
     return problems
 
 
-def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None) -> list[str]:
+def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None,
+                  rows: np.ndarray | None = None) -> list[str]:
     """Bellman check of optimal margins: a terminal's margin is its outcome's; an inner
     position's margin is the best over its children (kept across a same-player move, negated
-    otherwise). On acyclic graphs this determines the margins; with cycles it is necessary
+    otherwise); ``checked`` and ``rows`` as :func:`check_values`. On acyclic graphs this determines the margins; with cycles it is necessary
     (endless play, worth 0, is a cycle through children that are worth 0 too)."""
     n = graph.n
     src = graph.parent_of_edge()
@@ -105,12 +113,12 @@ def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None) 
     best = np.full(n, np.iinfo(np.int64).min)
     np.maximum.at(best, src, cm)
     terminal = graph.kind == NodeKind.TERMINAL
-    limit = n if checked is None else checked
+    scope = _scope(n, checked, rows)
     problems = []
-    bad = np.flatnonzero((terminal & (margin.astype(np.int64) != graph.margin))[:limit])
+    bad = np.flatnonzero(terminal & (margin.astype(np.int64) != graph.margin) & scope)
     if len(bad):
         problems.append(f"{len(bad)} terminal positions have the wrong margin")
-    bad = np.flatnonzero((~terminal & (best != margin.astype(np.int64)))[:limit])
+    bad = np.flatnonzero(~terminal & (best != margin.astype(np.int64)) & scope)
     if len(bad):
         problems.append(f"{len(bad)} positions' margins are not their best move's (first row {bad[0]})")
     return problems

@@ -8,6 +8,9 @@ must be the table's, row for row; then each kind of table is checked by what pro
   children's (:func:`solver.engines.verify.check_values`): a table that passes is the solution;
 * **tier by tier**: the same, tier by tier, each tier expanded from the rules and its children
   read from their tier files (:func:`solver.pipeline.tiered.verify_tiered`);
+* **random setups** (chance at the start only, retrograde below): the positions below the setups
+  as a deterministic table, and each setup chance node's expected result (and margin) the mean of
+  its setups';
 * **dice** (value iteration): every expected result is its best move's or the mean of its
   outcomes, and its win minus loss probability (:func:`solver.engines.verify.check_expected`):
   self-consistent (value iteration's certificate is what rules out a spurious fixed point);
@@ -18,8 +21,8 @@ must be the table's, row for row; then each kind of table is checked by what pro
   times the payoff scale: the same evaluation, its certified allowance for rounding free to
   differ with the reply it ends on), and the stored value inside.
 
-Other tables (3-4 players, random setups solved by retrograde, real payoffs without secret
-choices, games solved round by round) are refused in one line, saying so.
+Other tables (3-4 players, real payoffs without secret choices, games solved round by round)
+are refused in one line, saying so.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ RECHECK_SLACK = 1e-11
 @dataclass
 class Verdict:
     """What ``pyramids verify`` found: ``ok`` when no problem; ``checked`` what was checked
-    (``"values"``, ``"tiers"``, ``"expected"``, ``"bounds"``); ``details`` the numbers of the
+    (``"values"``, ``"tiers"``, ``"setups"``, ``"expected"``, ``"bounds"``); ``details`` the numbers of the
     check (the re-proven start interval, the widest, the excess of the stored bounds)."""
 
     ok: bool
@@ -78,12 +81,14 @@ def verify_table(game: Game, *, out: str | Path | None = None, symmetry: bool = 
             return _verify_tiers(game, sol, progress, t0)
         if how not in _WHOLE:
             raise TableError(f"`pyramids verify` does not cover {label}'s table yet (solver: {how}); it checks "
-                             "two-player tables solved by retrograde, by value iteration (dice) and with "
-                             "proven bounds (secret choices)")
+                             "two-player tables solved by retrograde (with random setups too), by value "
+                             "iteration (dice) and with proven bounds (secret choices)")
         graph = _graph_of(game, sol, progress)
         positions = sol.positions
         if how == "retrograde":
             verdict = _verify_values(game, graph, positions)
+        elif how == "retrograde+setups":
+            verdict = _verify_setups(game, graph, positions)
         elif how == "value_iteration":
             if meta.get("payoffs") == "real":
                 raise TableError(f"`pyramids verify` does not cover {label}'s table yet: real payoffs without "
@@ -99,7 +104,7 @@ def verify_table(game: Game, *, out: str | Path | None = None, symmetry: bool = 
     return verdict
 
 
-_WHOLE = ("retrograde", "value_iteration", "value_iteration+matrix games (LP)")
+_WHOLE = ("retrograde", "retrograde+setups", "value_iteration", "value_iteration+matrix games (LP)")
 
 
 def _verify_tiers(game: Game, sol: Any, progress: bool | str, t0: float) -> Verdict:
@@ -149,6 +154,46 @@ def _verify_values(game: Game, graph: Any, positions: pl.DataFrame) -> Verdict:
     if game.scored and "margin" in positions.columns:
         problems += check_margins(graph, positions["margin"].to_numpy())
     return Verdict(ok=not problems, checked="values", positions=graph.n, problems=problems, seconds=0.0)
+
+
+def _verify_setups(game: Game, graph: Any, positions: pl.DataFrame) -> Verdict:
+    """Random setups (chance at the start only) solved by retrograde below them: every position
+    below the setups as a deterministic table (the setups' chance rows cut off), and each chance
+    row's expected result (and margin) the probability-weighted mean of its setups' results."""
+    from solver.core.values import LOSE, TIE, WIN
+    from solver.engines.verify import EXPECTED_TOL, check_margins, check_values
+    from solver.pipeline.whole import decision_part
+
+    kind = np.asarray(graph.kind)
+    chance = kind == int(NodeKind.CHANCE)
+    src = graph.parent_of_edge()
+    if (chance[graph.child] & ~chance[src]).any():
+        return Verdict(ok=False, checked="values", positions=graph.n, seconds=0.0,
+                       problems=["a move leads to a chance node: not a game of random setups"])
+    value = positions["value"].to_numpy().astype(np.int8)
+    rem = positions["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.int64)
+    sub = decision_part(graph)
+    problems = check_values(sub, value, rem, rows=~chance)
+    margin = positions["margin"].to_numpy() if game.scored and "margin" in positions.columns else None
+    if margin is not None:
+        problems += check_margins(sub, margin, rows=~chance)
+    # the setups: each chance row's mean over its outcomes, each seen by the chance row's side
+    crow = np.flatnonzero(chance)
+    edge = np.isin(src, crow)
+    parent, kid = src[edge], graph.child[edge]
+    prob = np.asarray(graph.probs, dtype=np.float64)[edge]
+    side = np.where(graph.to_move[kid] == graph.to_move[parent], 1.0, -1.0)
+    score = np.select([value[kid] == WIN, value[kid] == LOSE, value[kid] == TIE], [1.0, -1.0, 0.0], 0.0)
+    wants = [("expected", score)] + ([("expected_margin", margin[kid].astype(np.float64))] if margin is not None else [])
+    for name, per_kid in wants:
+        want = np.bincount(parent, weights=prob * side * per_kid, minlength=graph.n)[crow]
+        stored = positions[name].to_numpy().astype(np.float64)[crow]
+        bad = np.flatnonzero(np.abs(want - stored) > EXPECTED_TOL)
+        if len(bad):
+            i = int(bad[0])
+            problems.append(f"{len(bad):,} random setups' {name.replace('_', ' ')} break their mean, e.g. key "
+                            f"{int(graph.keys[crow[i]])}: stored {stored[i]:+.12f}, its setups give {want[i]:+.12f}")
+    return Verdict(ok=not problems, checked="setups", positions=graph.n, problems=problems, seconds=0.0)
 
 
 def _mixes(column: pl.Series, rows: np.ndarray) -> dict[int, np.ndarray]:

@@ -534,23 +534,28 @@ def _chance_only_at_start(graph: Graph) -> bool:
     return not bool((into_chance & ~chance[src]).any())
 
 
+def decision_part(graph: Graph) -> Graph:
+    """The graph below random setups (chance at the start only): chance rows given no edges and
+    made terminal, so that retrograde (or its check) sees them as isolated."""
+    chance = graph.kind == NodeKind.CHANCE
+    counts = np.diff(graph.offsets)
+    keep = np.repeat(~chance, counts)
+    return Graph(
+        keys=graph.keys, kind=np.where(chance, NodeKind.TERMINAL, graph.kind).astype(np.int8),
+        to_move=graph.to_move, ply=graph.ply,
+        offsets=np.concatenate([[0], np.cumsum(np.where(chance, 0, counts))]).astype(np.int64),
+        child=graph.child[keep], probs=None, result=graph.result, margin=graph.margin,
+        root=graph.root, symmetry=graph.symmetry,
+    )
+
+
 def _solve_setups(game: Game, graph: Graph):
     """Retrograde below setup chance nodes; expected result (+1/0/-1 per setup) at the chance nodes."""
     from solver.engines.retrograde import retrograde
 
     chance = graph.kind == NodeKind.CHANCE
-    # Solve the decision part: give chance rows no edges so retrograde sees them as isolated.
     counts = np.diff(graph.offsets)
-    counts_det = np.where(chance, 0, counts)
-    keep = np.repeat(~chance, counts)
-    sub = Graph(
-        keys=graph.keys, kind=np.where(chance, NodeKind.TERMINAL, graph.kind).astype(np.int8),
-        to_move=graph.to_move, ply=graph.ply,
-        offsets=np.concatenate([[0], np.cumsum(counts_det)]).astype(np.int64),
-        child=graph.child[keep], probs=None, result=graph.result, margin=graph.margin,
-        root=graph.root, symmetry=graph.symmetry,
-    )
-    solved = retrograde(sub, scored=game.scored)
+    solved = retrograde(decision_part(graph), scored=game.scored)
     value = solved.value.astype(np.uint8)
     remoteness = solved.remoteness.copy()
     # chance nodes only lead to decision nodes here (one level of chance): their expectations
