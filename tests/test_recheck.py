@@ -198,6 +198,26 @@ def test_verify_a_dice_table(capsys, monkeypatch, tmp_path) -> None:
     assert code == 0 and d["ok"] and d["checked"] == "expected"
 
 
+def test_verify_a_table_of_real_payoffs(capsys, tmp_path) -> None:
+    args = ["--game", "tests.test_payoffs:DicePoints", "--out", str(tmp_path)]
+    assert run(capsys, "solve", *args, "--quiet")[0] == 0
+    code, text, _ = run(capsys, "verify", *args, "--json")
+    d = json.loads(text)
+    assert code == 0 and d["ok"] and d["checked"] == "expected", d
+    from tests.test_payoffs import DicePoints
+
+    game = DicePoints()
+    sol = load(game, out=tmp_path)
+    graph = recheck._graph_of(game, sol, False)
+    from solver.engines.verify import check_expected
+
+    value = sol.positions["value"].to_numpy().astype(np.float64).copy()
+    end = int(np.flatnonzero(sol.column("kind") == int(NodeKind.TERMINAL))[0])
+    value[end] += 1.0  # an end's payoff changed: its equation (the payoff) and its parents' break
+    problems = check_expected(graph, sol.positions.with_columns(pl.Series("value", value)), graph.n)
+    assert len(problems) == 1 and "break their equation" in problems[0]
+
+
 def test_verify_without_a_table_says_so_in_one_line(capsys, tmp_path) -> None:
     code, out, err = run(capsys, "verify", *PETAL_4, "--out", str(tmp_path))
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "solve" in err

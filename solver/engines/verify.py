@@ -128,12 +128,14 @@ def check_margins(graph: Graph, margin: np.ndarray, checked: int | None = None,
 EXPECTED_TOL = 1e-9
 
 
-def check_expected(graph: Graph, rows: Any, n: int) -> list[str]:
+def check_expected(graph: Graph, rows: Any, n: int, scale: float = 1.0) -> list[str]:
     """The first ``n`` rows of a chance game's graph (a tier, or the whole graph; ``rows``: a
     frame with ``value``, ``p_win``, ``p_loss`` per row), against their children: terminal values
     are the game's results; a decision position is worth its best move, a chance node the
     probability-weighted mean of its outcomes (each from the mover's side); and every value is
-    its win probability minus its loss probability, both in [0, 1]. (A Bellman equation alone
+    its win probability minus its loss probability, both in [0, 1]. A graph with real payoffs
+    (``graph.payoff``) has them at its ends and no win probabilities; ``scale`` (its largest
+    payoff) scales the tolerance. (A Bellman equation alone
     admits spurious fixed points on loops of waiting moves; the solver's certificate rules those
     out when it solves, so this check proves the stored table is self-consistent, not optimal
     inside loops.)"""
@@ -154,12 +156,15 @@ def check_expected(graph: Graph, rows: Any, n: int) -> list[str]:
     mean = np.bincount(parent, weights=prob * q, minlength=n)
     want = np.where(kind == NodeKind.DECISION, best, mean)
     term = kind == NodeKind.TERMINAL
-    want[term] = np.asarray(graph.result[:n], dtype=np.float64)[term]
-    bad = np.flatnonzero(np.abs(want - value[:n]) > EXPECTED_TOL)
+    ends = graph.result if graph.payoff is None else graph.payoff
+    want[term] = np.asarray(ends[:n], dtype=np.float64)[term]
+    bad = np.flatnonzero(np.abs(want - value[:n]) > EXPECTED_TOL * scale)
     if len(bad):
         i = int(bad[0])
         problems.append(f"{len(bad):,} positions break their equation, e.g. key {int(graph.keys[i])}: stored "
                         f"{value[i]:+.12f}, its moves give {want[i]:+.12f}")
+    if graph.payoff is not None:
+        return problems
     gap = np.abs(p_win[:n] - p_loss[:n] - value[:n])
     out = (p_win[:n] < -EXPECTED_TOL) | (p_loss[:n] < -EXPECTED_TOL) | (p_win[:n] + p_loss[:n] > 1 + EXPECTED_TOL)
     if (gap > EXPECTED_TOL).any() or out.any():

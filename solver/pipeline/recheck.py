@@ -11,8 +11,8 @@ must be the table's, row for row; then each kind of table is checked by what pro
 * **random setups** (chance at the start only, retrograde below): the positions below the setups
   as a deterministic table, and each setup chance node's expected result (and margin) the mean of
   its setups';
-* **dice** (value iteration): every expected result is its best move's or the mean of its
-  outcomes, and its win minus loss probability (:func:`solver.engines.verify.check_expected`):
+* **dice** (value iteration): every expected result (or payoff) is its best move's or the mean
+  of its outcomes, and its win minus loss probability (:func:`solver.engines.verify.check_expected`):
   self-consistent (value iteration's certificate is what rules out a spurious fixed point);
 * **secret choices with proven bounds**: the stored proving strategies (``proof_mix_1``,
   ``proof_mix_2``, ``proof_move``) are evaluated again against the other player's exact best
@@ -21,8 +21,7 @@ must be the table's, row for row; then each kind of table is checked by what pro
   times the payoff scale: the same evaluation, its certified allowance for rounding free to
   differ with the reply it ends on), and the stored value inside.
 
-Other tables (3-4 players, real payoffs without secret choices, games solved round by round)
-are refused in one line, saying so.
+Other tables (3-4 players, games solved round by round) are refused in one line, saying so.
 """
 
 from __future__ import annotations
@@ -90,13 +89,11 @@ def verify_table(game: Game, *, out: str | Path | None = None, symmetry: bool = 
         elif how == "retrograde+setups":
             verdict = _verify_setups(game, graph, positions)
         elif how == "value_iteration":
-            if meta.get("payoffs") == "real":
-                raise TableError(f"`pyramids verify` does not cover {label}'s table yet: real payoffs without "
-                                 "secret choices")
             from solver.engines.verify import check_expected
 
+            scale = float(meta.get("payoff_scale", 1.0))
             verdict = Verdict(ok=True, checked="expected", positions=graph.n,
-                              problems=check_expected(graph, positions, graph.n), seconds=0.0)
+                              problems=check_expected(graph, positions, graph.n, scale), seconds=0.0)
         else:
             verdict = _verify_bounds(game, graph, positions, meta, progress)
     verdict.ok = not verdict.problems
