@@ -592,6 +592,16 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
                     edges=companions.get(EDGES), setups=companions.get(SETUPS))
 
 
+def verify(game: Game, *, out: str | Path | None = None, symmetry: bool = True, progress: bool | str = False):
+    """Check the stored table of ``game`` against its rules alone, as ``pyramids verify`` does
+    (:func:`solver.pipeline.recheck.verify_table`): a ``Verdict`` with ``ok``, ``checked``,
+    ``positions``, ``problems``, ``seconds`` and ``details``. Never solves: :class:`TableError`
+    when there is no table."""
+    from solver.pipeline.recheck import verify_table
+
+    return verify_table(game, out=out, symmetry=symmetry, progress=progress)
+
+
 #: the default value-iteration tolerance, and the loosest one accepted
 DEFAULT_TOL = 1e-12
 MAX_TOL = 1e-3

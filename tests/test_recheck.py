@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import solver.engines.bounds as bounds_module
-from solver.api import load, solve
+from solver.api import load, solve, verify
 from solver.core.game import NodeKind
 from solver.engines.bounds import prove_bounds, recheck_bounds
 from solver.engines.value_iteration import value_iteration
@@ -94,6 +94,8 @@ def test_verify_re_proves_a_secret_choice_table(capsys, petal4) -> None:
     code, text, _ = run(capsys, "verify", *PETAL_4, "--out", str(out))
     assert code == 0 and text.startswith("verified: ") and "proven by its stored strategies" in text
     assert len(text.strip().splitlines()) == 1
+    v = verify(game, out=out)  # the Python API: the same check
+    assert v.ok and v.checked == "bounds" and v.details["value_interval"] == d["value_interval"]
 
 
 def _bounds_verdict(game, out, change):
