@@ -1512,7 +1512,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             "expected": "every expected result and win probability agrees with its moves' (self-consistent)",
             "bounds": "every stored interval is proven by its stored strategies"}[v.checked]
     d = v.details
-    if v.checked == "bounds":
+    if v.checked == "bounds" and v.ok:
         lo, hi = d["value_interval"]
         what += (f" (re-proven: the start in [{lo:+.12f}, {hi:+.12f}], the widest interval {d['width']:.1e}; "
                  f"stored bounds beyond the re-proven ones by at most {d['excess']:.1e}, rounding allows "

@@ -98,6 +98,28 @@ def test_verify_re_proves_a_secret_choice_table(capsys, petal4) -> None:
     assert v.ok and v.checked == "bounds" and v.details["value_interval"] == d["value_interval"]
 
 
+def rewrite(game, out, change) -> None:
+    """The stored positions table of ``game`` rewritten with ``change(frame) -> frame`` (its
+    metadata kept): a damaged table as a user might hold one."""
+    from solver.api import _paths
+    from solver.tables import POSITIONS, read_parquet, write_parquet
+
+    path = _paths(game, out, True) / POSITIONS
+    df, meta = read_parquet(path)
+    write_parquet(change(df), path, meta)
+
+
+def copy_of(game, out, tmp_path):
+    """A copy of ``game``'s table folder under ``tmp_path`` (to damage without touching ``out``)."""
+    import shutil
+
+    from solver.api import _paths
+
+    dst = tmp_path / "copy"
+    shutil.copytree(_paths(game, out, True), _paths(game, dst, True))
+    return dst
+
+
 def _bounds_verdict(game, out, change):
     """The bounds check on the stored table with ``change(positions) -> positions`` applied."""
     sol = load(game, out=out)
@@ -108,13 +130,13 @@ def _bounds_verdict(game, out, change):
 def test_verify_catches_a_bound_claimed_beyond_its_proof(petal4) -> None:
     game, out = petal4
 
-    def weaken_start(df):
+    def weaken(df):
         r = int(load(game, out=out).meta["root_row"])
         lo = df["value_lo"].to_numpy().copy()
-        lo[r] -= 0.25  # a true but weaker claim: still proven
+        lo[np.arange(len(lo)) != r] -= 1e-10  # true but weaker claims (still within the tolerance): proven
         return df.with_columns(value_lo=lo)
 
-    assert _bounds_verdict(game, out, weaken_start).problems == []
+    assert _bounds_verdict(game, out, weaken).problems == []
 
     def claim_more(df):
         hi = df["value_hi"].to_numpy().copy()
@@ -124,6 +146,76 @@ def test_verify_catches_a_bound_claimed_beyond_its_proof(petal4) -> None:
 
     v = _bounds_verdict(game, out, claim_more)
     assert len(v.problems) >= 1 and "more than their strategies prove" in v.problems[0]
+
+
+def test_verify_catches_a_lower_bound_claimed_beyond_its_proof_on_disk(capsys, petal4, tmp_path) -> None:
+    # through the command line, on a table rewritten on disk: problem lines, NOT verified, exit 1
+    game, out = petal4
+    out = copy_of(game, out, tmp_path)
+
+    def raise_lo(df):
+        lo, hi = df["value_lo"].to_numpy().copy(), df["value_hi"].to_numpy()
+        i = int(np.flatnonzero(hi - lo > 1e-3)[0]) if (hi - lo > 1e-3).any() else int(np.argmax(lo < 1))
+        lo[i] += 1e-6
+        return df.with_columns(value_lo=lo)
+
+    rewrite(game, out, raise_lo)
+    code, text, _ = run(capsys, "verify", *PETAL_4, "--out", str(out))
+    lines = text.strip().splitlines()
+    assert code == 1 and lines[-1].startswith("NOT verified: ") and lines[0].startswith("problem: stored bounds claim")
+    code, text, _ = run(capsys, "verify", *PETAL_4, "--out", str(out), "--json")
+    d = json.loads(text)
+    assert code == 1 and d["ok"] is False and len(d["problems"]) == 1 and d["excess"] > d["slack"]
+
+
+@pytest.mark.parametrize("column", ["value_lo", "value_hi", "value"])
+def test_verify_refuses_missing_numbers(capsys, petal4, tmp_path, column) -> None:
+    # NaN or null where a number is claimed is a problem, never a pass
+    game, out = petal4
+    out = copy_of(game, out, tmp_path)
+    rewrite(game, out, lambda df: df.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(None)
+                                                  .otherwise(pl.col(column)).alias(column)))
+    code, text, err = run(capsys, "verify", *PETAL_4, "--out", str(out), "--json")
+    d = json.loads(text)
+    assert code == 1 and any(f"no finite {column}" in p for p in d["problems"]), (d, err)
+    v = _bounds_verdict(game, petal4[1], lambda df: df.with_columns(
+        pl.Series(column, np.full(df.height, np.nan))))
+    assert any(f"no finite {column}" in p for p in v.problems)
+
+
+def test_verify_refuses_a_proving_move_or_mix_that_is_not_one(petal4) -> None:
+    # a proving move out of range (another row's move, or past every edge) and a mix of the wrong
+    # length are problems: the strategy is not evaluated (it once could crash the process)
+    game, out = petal4
+    sol = load(game, out=out)
+    decision = np.flatnonzero(sol.column("kind") == int(NodeKind.DECISION))
+    i = int(decision[0])
+    for bad in (int(sol.column("num_moves")[i]), 10**6, -1):
+        def move(df, bad=bad):
+            m = df["proof_move"].to_numpy().copy()
+            m[i] = bad
+            return df.with_columns(pl.Series("proof_move", m, dtype=df["proof_move"].dtype))
+
+        v = _bounds_verdict(game, out, move)
+        assert len(v.problems) == 1 and "no proving move among their moves" in v.problems[0], v.problems
+    sims = np.flatnonzero(sol.column("kind") == int(NodeKind.SIMULTANEOUS))
+    for wrong in ([1.0], [0.5, float("nan")] + [0.0] * 10, None):
+        mixes = sol.positions["proof_mix_2"].to_list()
+        mixes[int(sims[0])] = wrong
+        v = _bounds_verdict(game, out, lambda df, m=mixes: df.with_columns(
+            pl.Series("proof_mix_2", m, dtype=df["proof_mix_2"].dtype)))
+        assert len(v.problems) == 1 and "no proper proof_mix_2" in v.problems[0], v.problems
+
+
+def test_verify_catches_a_wrong_side_to_move(petal4) -> None:
+    game, out = petal4
+    sol = load(game, out=out)
+    graph = recheck._graph_of(game, sol, False)
+    player = sol.positions["player"].to_numpy().copy()
+    player[5] = 1 - player[5]
+    assert any("wrong side to move" in p for p in recheck._same_rows(
+        graph, sol.positions.with_columns(pl.Series("player", player, dtype=pl.UInt8))))
+    assert recheck._same_rows(graph, sol.positions) == []
 
 
 def test_verify_catches_a_value_outside_its_proven_interval(petal4) -> None:
@@ -187,6 +279,22 @@ def test_verify_a_tiered_table(capsys, tmp_path) -> None:
     code, text, _ = run(capsys, "verify", *args, "--json")
     d = json.loads(text)
     assert code == 0 and d["ok"] and d["checked"] == "tiers" and d["positions"] > 100
+    # a tier file storing the wrong side to move at one position
+    from solver.api import _paths
+    from solver.pipeline import tiered
+
+    game = make_game("override", size=2, line=2, per_size=2)
+    folder = _paths(game, tmp_path, True)
+    manifest = json.loads((folder / tiered.MANIFEST).read_text())
+    entry = max(manifest["tiers"], key=lambda t: t["positions"])
+    path = folder / entry["file"]
+    df, meta = pl.read_parquet(path), tiered.read_meta(path)
+    player = df["player"].to_numpy().copy()
+    player[0] = 1 - player[0]
+    tiered.write_parquet(df.with_columns(pl.Series("player", player, dtype=pl.UInt8)), path, meta)
+    code, text, _ = run(capsys, "verify", *args, "--json")
+    d = json.loads(text)
+    assert code == 1 and any("wrong side to move" in p for p in d["problems"]), d
 
 
 def test_verify_a_dice_table(capsys, monkeypatch, tmp_path) -> None:
@@ -198,6 +306,18 @@ def test_verify_a_dice_table(capsys, monkeypatch, tmp_path) -> None:
     code, text, _ = run(capsys, "verify", *args, "--json")
     d = json.loads(text)
     assert code == 0 and d["ok"] and d["checked"] == "expected"
+    game = make_game("dicerace", target=3)
+    for change in (lambda v: v + 1e-6, lambda v: np.nan):
+        def alter(df, change=change):
+            value = df["value"].to_numpy().astype(np.float64).copy()
+            value[0] = change(value[0])
+            return df.with_columns(pl.Series("value", value))
+
+        rewrite(game, tmp_path, alter)
+        code, text, _ = run(capsys, "verify", *args, "--json")
+        d = json.loads(text)
+        # (the start's equation, and its win minus loss probability no longer its value)
+        assert code == 1 and "break their equation" in d["problems"][0] and "win/loss" in d["problems"][1], d
 
 
 def test_verify_a_table_of_real_payoffs(capsys, tmp_path) -> None:
@@ -241,14 +361,26 @@ def test_verify_a_random_setup_table_and_a_changed_mean(capsys, tmp_path) -> Non
     for name, delta in (("expected", 1e-6), ("expected_margin", 0.5)):
         col = sol.positions[name].to_numpy().astype(np.float64).copy()
         col[root] += delta
-        v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series(name, col)))
+        v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series(name, col)), sol.meta,
+                                   sol.setups)
         assert len(v.problems) == 1 and "break their mean" in v.problems[0], v.problems
     # a value below the setups: the decision rows are checked as a deterministic table
     value = sol.positions["value"].to_numpy().copy()
     i = int(np.flatnonzero(sol.column("kind") == int(NodeKind.DECISION))[0])
     value[i] = (value[i] + 1) % 4
-    v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series("value", value)))
+    v = recheck._verify_setups(game, graph, sol.positions.with_columns(pl.Series("value", value)), sol.meta,
+                               sol.setups)
     assert any("wrong value" in p for p in v.problems)
+    # the setups table and the metadata's expected result are checked too
+    assert sol.setups is not None
+    names = sol.setups["value"].to_list()
+    names[0] = "win" if names[0] != "win" else "lose"
+    v = recheck._verify_setups(game, graph, sol.positions, sol.meta, sol.setups.with_columns(pl.Series("value", names)))
+    assert v.problems == ["the setups table's values are not its setups'"]
+    assert recheck._verify_setups(game, graph, sol.positions, sol.meta, sol.setups).problems == []
+    v = recheck._verify_setups(game, graph, sol.positions, {**sol.meta, "expected_result": 0.5 + sol.meta["expected_result"]},
+                               sol.setups)
+    assert len(v.problems) == 1 and "metadata's expected" in v.problems[0], v.problems
 
 
 def test_verify_refuses_a_table_it_does_not_cover(capsys, tmp_path) -> None:
@@ -257,3 +389,6 @@ def test_verify_refuses_a_table_it_does_not_cover(capsys, tmp_path) -> None:
     assert run(capsys, "solve", *args, "--quiet")[0] == 0
     code, out, err = run(capsys, "verify", *args)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "does not cover" in err
+    # nor does the tiered solver take them (its two-sided values would answer another question)
+    code, out, err = run(capsys, "solve", *args[:-2], "--out", str(tmp_path / "t"), "--tiered")
+    assert code == 2 and "3 players" in err and len(err.strip().splitlines()) == 1

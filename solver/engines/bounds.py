@@ -212,8 +212,8 @@ def build_reply(graph: Graph, fixed: int, mixes: dict[int, np.ndarray], choice: 
     sign = 1.0 if replier == 0 else -1.0  # the replier's view of player 0's payoff
     terminal = kind == int(NodeKind.TERMINAL)
     own = (kind == _DECISION) & (to_move == fixed)
-    if np.any(own & (choice < 0)):
-        raise ValueError(f"no move chosen at a decision node of player {fixed}")
+    if np.any(own & ((choice < offsets[:-1]) | (choice >= offsets[1:]))):
+        raise ValueError(f"a decision node of player {fixed} with no move of its own chosen")
     sim = np.flatnonzero(kind == _SIMULTANEOUS)
     rows = np.asarray(graph.sim_rows, dtype=np.int64) if len(sim) else np.zeros(n, dtype=np.int64)
     new_deg = np.where(own, 1, deg)
@@ -1184,7 +1184,7 @@ def prove_bounds(
                     lo, lo_kept, lower, choice_lo = np.maximum(got, lo), got, cand, cand_choice
                 else:
                     hi, hi_kept, upper, choice_hi = np.minimum(got, hi), got, cand, cand_choice
-        width = float(np.max(hi - lo)) if n else 0.0
+        width = float(np.max(hi_kept - lo_kept)) if n else 0.0  # (what is stored is what counts)
         if not improved:
             theta /= 4
         if progress is not None:

@@ -166,6 +166,8 @@ def _tiers_reason(game: Game, asked: bool | None, folder: Path | None) -> str | 
         return None
     if asked and not tiered.supports_tiers(game):
         why = ("does not name tiers" if not game.has_tiers
+               else f"has {game.num_players} players (each seat against the others together is solved on "
+                    "the whole graph)" if game.num_players > 2
                else "has secret simultaneous choices, which the tiered solver does not handle yet")
         raise VariantError(f"{game.variant.label()} {why}, so it cannot be solved tier by tier; "
                            "solve it without --tiered")

@@ -108,8 +108,10 @@ def supports_tiers(game: Game) -> bool:
     start included), or its only chance is a random setup at the start (``chance == "setup"``:
     the union of every setup's positions is solved tier by tier, :mod:`.tiered_setups`). Secret
     simultaneous choices are not handled tier by tier; the discovery stops at once on a node it
-    cannot solve."""
-    if not game.has_tiers:
+    cannot solve. Nor are 3-4 players: their tables answer each seat against all the others
+    together (the paranoid reduction, on the whole graph), which the tiers' two-sided values do
+    not."""
+    if not game.has_tiers or game.num_players > 2:
         return False
     kind = game.node_kind(game.initial_state())
     return (kind in (NodeKind.DECISION, NodeKind.TERMINAL) or (kind == NodeKind.CHANCE and stochastic(game))
@@ -2017,6 +2019,11 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
             problems.append(f"tier {t}: a move leads to a position the table does not hold")
             continue
         allrows = pl.concat(extra)
+        for name, want in (("player", exp.to_move), ("kind", exp.kind)):  # as the rules say
+            got = df[name].fill_null(255).to_numpy().astype(np.int64)
+            if not np.array_equal(got, np.asarray(want, dtype=np.int64)):
+                problems.append(f"tier {t} ({entry['name']}): {int((got != want).sum()):,} positions store the wrong "
+                                f"{'side to move' if name == 'player' else 'node kind'}")
         kind = allrows["kind"].to_numpy().astype(np.int8)
         kind[:n] = exp.kind
         graph = Graph(keys=allrows["key"].to_numpy(), kind=kind,
@@ -2032,7 +2039,11 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
             if progress is not None:
                 progress("verify", entry["name"], n, None)
             continue
-        value = allrows["value"].to_numpy().astype(np.int8)
+        raw = allrows["value"].fill_null(-1).to_numpy().astype(np.int64)
+        if ((raw < 0) | (raw > 3)).any():
+            problems.append(f"tier {t} ({entry['name']}): positions (or their children) hold no value code")
+            continue
+        value = raw.astype(np.int8)
         rem = allrows["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.int64)
         found = check_values(graph, value, rem, checked=n)
         if scored:
