@@ -295,6 +295,11 @@ def test_verify_a_tiered_table(capsys, tmp_path) -> None:
     code, text, _ = run(capsys, "verify", *args, "--json")
     d = json.loads(text)
     assert code == 1 and any("wrong side to move" in p for p in d["problems"]), d
+    # the start: where the table says it is, the rules' start
+    manifest["root_row_in_tier"] = int(manifest["root_row_in_tier"]) + 1
+    (folder / tiered.MANIFEST).write_text(json.dumps(manifest))
+    problems = tiered.verify_tiered(game, folder)
+    assert any("the start is not at the row" in p for p in problems), problems
 
 
 def test_verify_a_dice_table(capsys, monkeypatch, tmp_path) -> None:

@@ -1986,6 +1986,18 @@ def verify_tiered(game: Game, folder: Path, *, progress: Progress | None = None)
             ["key", "player", "kind", "value", "remoteness"] + (["margin"] if scored else []))
     problems: list[str] = []
     setup_tier = meta.get("root_tier") if meta.get("setups_file") else None
+    # the start, from the rules, is the table's (where its answer is read)
+    start = game.initial_state()
+    start_key = int(game.encode(game.canonical(start) if sym else start))
+    root_tier = int(meta.get("root_tier", -1))
+    if start_key != int(meta.get("root_key", -1)) or root_tier not in files:
+        problems.append(f"the table's start is not the rules' (key {start_key}, tier "
+                        f"{int(tierwork.tiers_of(game, np.array([start_key], np.uint64), slices)[0])})")
+    else:
+        keys = read_columns(files[root_tier], ["key"])["key"].to_numpy()
+        row = int(meta.get("root_row_in_tier", -1))
+        if not (0 <= row < len(keys) and int(keys[row]) == start_key):
+            problems.append(f"the start is not at the row the table names in tier {root_tier}")
     for entry in meta["tiers"]:
         t = int(entry["tier"])
         if t == setup_tier:  # a random setup's start: checked against its setups' rows
