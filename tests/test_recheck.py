@@ -207,6 +207,12 @@ def test_verify_refuses_a_proving_move_or_mix_that_is_not_one(petal4) -> None:
         assert len(v.problems) == 1 and "no proper proof_mix_2" in v.problems[0], v.problems
 
 
+def test_verify_catches_value_player1_off_the_value(petal4) -> None:
+    game, out = petal4
+    v = _bounds_verdict(game, out, lambda df: df.with_columns(value_player1=pl.col("value_player1") * 0.5))
+    assert v.problems == ["value_player1 is not the value seen from Player 1's side"]
+
+
 def test_verify_catches_a_wrong_side_to_move(petal4) -> None:
     game, out = petal4
     sol = load(game, out=out)

@@ -355,6 +355,11 @@ def _verify_bounds(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
     problems += found
     value, found = _floats(positions, "value")
     problems += found
+    blocking = bool(problems)
+    if "value_player1" in positions.columns:  # (the same value from Player 1's side)
+        v1 = positions["value_player1"].cast(pl.Float64).fill_null(float("nan")).to_numpy()
+        if not np.array_equal(v1, np.where(np.asarray(graph.to_move) == 0, value, -value)):
+            problems.append("value_player1 is not the value seen from Player 1's side")
     r = int(graph.root)
     told = meta.get("value_interval")
     if told is not None and list(map(float, told)) != [float(stored_lo[r]), float(stored_hi[r])]:
@@ -366,7 +371,7 @@ def _verify_bounds(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
         problems.append(f"the table says certified, but its widest stored interval is {stored_width:.1e}, more "
                         f"than its tolerance {bound_tol:.0e}")
     details: dict[str, Any] = {"simultaneous_nodes": int(len(sims)), "slack": slack}
-    if problems:  # (the strategies cannot be evaluated, or the numbers to compare are missing)
+    if blocking:  # (the strategies cannot be evaluated, or the numbers to compare are missing)
         return Verdict(ok=False, checked="bounds", positions=graph.n, problems=problems, seconds=0.0,
                        details=details)
     with Task("re-proving bounds", progress, note=f"best replies to the stored strategies ({graph.n:,} positions)",
