@@ -594,12 +594,17 @@ def load(game: Game, *, out: str | Path | None = None, symmetry: bool = True) ->
 
 def verify(game: Game, *, out: str | Path | None = None, symmetry: bool = True, progress: bool | str = False):
     """Check the stored table of ``game`` against its rules alone, as ``pyramids verify`` does
-    (:func:`solver.pipeline.recheck.verify_table`): a ``Verdict`` with ``ok``, ``checked``,
+    (:func:`solver.pipeline.recheck.verify_table` on the table :func:`load` reads): a ``Verdict`` with ``ok``, ``checked``,
     ``positions``, ``problems``, ``seconds`` and ``details``. Never solves: :class:`TableError`
     when there is no table."""
     from solver.pipeline.recheck import verify_table
 
-    return verify_table(game, out=out, symmetry=symmetry, progress=progress)
+    t0 = time.perf_counter()
+    sol = load(game, out=out, symmetry=symmetry)
+    loaded = time.perf_counter() - t0
+    verdict = verify_table(game, sol, progress=progress)
+    verdict.seconds += loaded
+    return verdict
 
 
 #: the default value-iteration tolerance, and the loosest one accepted

@@ -1493,11 +1493,10 @@ def _tune_estimate(args: argparse.Namespace, fixed: dict[str, Any], vary: dict[s
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from solver.pipeline.recheck import verify_table
+    from solver.api import verify
 
     game = _game(args)
-    v = verify_table(game, out=args.out, symmetry=not args.no_symmetry,
-                     progress=_progress(not (args.quiet or args.json)))
+    v = verify(game, out=args.out, symmetry=not args.no_symmetry, progress=_progress(not (args.quiet or args.json)))
     if args.json:
         print(json.dumps({"game": game.name, "variant": game.variant.as_text(), "label": game.variant.label(),
                           "ok": v.ok, "checked": v.checked, "positions": v.positions, "problems": v.problems,

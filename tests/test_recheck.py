@@ -98,13 +98,19 @@ def test_verify_re_proves_a_secret_choice_table(capsys, petal4) -> None:
     assert v.ok and v.checked == "bounds" and v.details["value_interval"] == d["value_interval"]
 
 
+def folder_of(game, out):
+    """The table folder of ``game`` under ``out``."""
+    from solver.tables import variant_dir
+
+    return variant_dir(game.name, game.variant.variant_id(), root=out, symmetry=True)
+
+
 def rewrite(game, out, change) -> None:
     """The stored positions table of ``game`` rewritten with ``change(frame) -> frame`` (its
     metadata kept): a damaged table as a user might hold one."""
-    from solver.api import _paths
     from solver.tables import POSITIONS, read_parquet, write_parquet
 
-    path = _paths(game, out, True) / POSITIONS
+    path = folder_of(game, out) / POSITIONS
     df, meta = read_parquet(path)
     write_parquet(change(df), path, meta)
 
@@ -113,10 +119,8 @@ def copy_of(game, out, tmp_path):
     """A copy of ``game``'s table folder under ``tmp_path`` (to damage without touching ``out``)."""
     import shutil
 
-    from solver.api import _paths
-
     dst = tmp_path / "copy"
-    shutil.copytree(_paths(game, out, True), _paths(game, dst, True))
+    shutil.copytree(folder_of(game, out), folder_of(game, dst))
     return dst
 
 
@@ -286,11 +290,10 @@ def test_verify_a_tiered_table(capsys, tmp_path) -> None:
     d = json.loads(text)
     assert code == 0 and d["ok"] and d["checked"] == "tiers" and d["positions"] > 100
     # a tier file storing the wrong side to move at one position
-    from solver.api import _paths
     from solver.pipeline import tiered
 
     game = make_game("override", size=2, line=2, per_size=2)
-    folder = _paths(game, tmp_path, True)
+    folder = folder_of(game, tmp_path)
     manifest = json.loads((folder / tiered.MANIFEST).read_text())
     entry = max(manifest["tiers"], key=lambda t: t["positions"])
     path = folder / entry["file"]

@@ -61,14 +61,11 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def verify_table(game: Game, *, out: str | Path | None = None, symmetry: bool = True,
-                 progress: bool | str = False) -> Verdict:
-    """Check the stored table of ``game`` against its rules (see the module docstring).
-    :class:`TableError` (one line) when there is no finished table, or its kind is not covered."""
-    from solver.api import load
-
+def verify_table(game: Game, sol: Any, *, progress: bool | str = False) -> Verdict:
+    """Check ``sol``, the stored table of ``game`` as :func:`solver.api.load` reads it, against
+    the rules (see the module docstring). :class:`TableError` (one line) when its kind is not
+    covered."""
     t0 = time.perf_counter()
-    sol = load(game, out=out, symmetry=symmetry)
     meta = sol.meta
     label = game.variant.label()
     how = str(meta.get("solver", ""))
