@@ -189,7 +189,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="check a stored table against the rules: positions enumerated "
                                       "again, every value against its children, proven bounds re-proven "
-                                      "from their stored strategies")
+                                      "from their stored strategies",
+                       description="Check the stored table of a variant against its rules alone, without "
+                                   "solving: the positions are enumerated again and must be the table's; "
+                                   "values, remoteness and margins are checked against their children's "
+                                   "(tier by tier for tiered tables), random setups' and dice tables' "
+                                   "expected results against their outcomes', and secret-choice tables' "
+                                   "proven intervals are proven again from their stored proving strategies. "
+                                   "Exit 0: verified; 1: problems found (one line each); 2: no table, or a "
+                                   "kind not covered (3-4 players, round-by-round tables).")
     _game_args(p)
     p.add_argument("--out", type=_folder, default=None, help="root folder of the tables (default: tables/)")
     p.add_argument("--no-symmetry", action="store_true", help="the table that stores every position")
