@@ -38,6 +38,9 @@ def ram_tmp() -> Path | None:
 
 
 def pytest_configure(config) -> None:
+    from tests import budget
+
+    budget.FAST = "not slow" in (config.option.markexpr or "")
     if os.environ.get("TMPDIR") or config.option.basetemp:
         return  # (said where: xdist's workers inherit the controller's TMPDIR and stop here)
     where = ram_tmp()

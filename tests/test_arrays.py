@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 
 from solver.core.arrays import (MinRuns, SortedLookup, group_by, isin_sorted, lookup_sorted, radix_sort_u64, ranges,
                                 unique, unique_counts, unique_in_place, unique_of_sorted)
+from tests.budget import examples
 
 _u64 = st.integers(min_value=0, max_value=2**64 - 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(_u64, max_size=60), st.lists(_u64, max_size=60), st.integers(0, 3))
 def test_lookup_sorted_is_searchsorted(keys, needles, spread) -> None:
     keys = np.unique(np.array(keys, dtype=np.uint64))
@@ -35,7 +36,7 @@ def test_lookup_sorted_large_random() -> None:
         assert np.array_equal(found, np.isin(needles, keys))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(0, 20), max_size=200))
 def test_group_by_is_stable_argsort(values) -> None:
     values = np.array(values, dtype=np.int64)
@@ -44,7 +45,7 @@ def test_group_by_is_stable_argsort(values) -> None:
     assert np.array_equal(np.diff(offsets), np.bincount(values, minlength=21))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.integers(-5, 5), max_size=100))
 def test_unique_and_counts(values) -> None:
     values = np.array(values, dtype=np.int64)
@@ -54,7 +55,7 @@ def test_unique_and_counts(values) -> None:
     assert np.array_equal(u2, u) and np.array_equal(c2, c)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 300), _u64, st.integers(2**63 - 3, 2**63 + 3)), max_size=200),
        st.integers(0, 7))
 def test_radix_sort_and_unique_of_keys_are_numpys(values, shift) -> None:
@@ -76,7 +77,7 @@ def test_unique_of_many_keys_is_numpys() -> None:
     assert np.array_equal(unique(keys), np.unique(keys))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 5)), max_size=30))
 def test_ranges(pairs) -> None:
     starts = np.array([s for s, _ in pairs], dtype=np.int64)
@@ -96,7 +97,7 @@ def test_lookup_sorted_needles_past_2_63_with_small_keys() -> None:
         assert np.array_equal(lookup_sorted(keys, needles), np.searchsorted(keys, needles))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.lists(st.one_of(st.integers(0, 30), _u64), max_size=40), max_size=7))
 def test_unique_of_sorted_parts_is_np_unique(lists) -> None:
     """The discovery's frontier: sorted distinct parts (overlapping), merged in two threads (cut
@@ -114,7 +115,7 @@ def test_unique_of_sorted_parts_is_np_unique(lists) -> None:
     assert all(np.array_equal(p, np.unique(np.array(x, dtype=np.uint64))) for p, x in zip(parts, lists))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 30), _u64), max_size=200))
 def test_unique_in_place_is_np_unique(values) -> None:
     """Sorted and compacted in its own buffer: a view while it keeps at least half of it."""
@@ -125,7 +126,7 @@ def test_unique_in_place_is_np_unique(values) -> None:
     assert (got.base is a) == (2 * len(expected) >= len(values) > 0)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 3_000), _u64), min_size=0, max_size=300), st.integers(0, 2**32 - 1))
 def test_sorted_lookup_contains_is_isin(keys, seed) -> None:
     """The membership test of the discovery (a compiled search from 4,096 needles on): needles
@@ -140,7 +141,7 @@ def test_sorted_lookup_contains_is_isin(keys, seed) -> None:
         assert got.dtype == bool and np.array_equal(got, np.isin(needles, keys))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.one_of(st.integers(0, 3_000), _u64), min_size=1, max_size=400))
 def test_sorted_lookup_buckets_start_where_a_binary_search_says(keys) -> None:
     """The bucket index, built in one linear pass: each bucket starts at the first key of at least
@@ -164,7 +165,7 @@ def test_sorted_lookup_with_keys_of_bit_63() -> None:
         assert np.array_equal(look.contains(needles), np.isin(needles, keys))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.lists(st.tuples(st.one_of(st.integers(0, 40), _u64), st.integers(0, 65535)), max_size=60),
                 max_size=9))
 def test_min_runs_is_a_sort_by_key_then_ply(runs) -> None:

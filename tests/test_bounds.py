@@ -24,6 +24,7 @@ from solver.engines.enumerate import enumerate_positions
 from solver.engines.value_iteration import value_iteration
 from tests.test_simultaneous import S, T, Node, build, player0_view, random_game, sequential
 from tests.toygames import TIE, W0, W1, Stochastic
+from tests.budget import examples
 
 
 def bounds_of(spec: dict, sweeps: int = 200):
@@ -175,7 +176,7 @@ def best_of_every_policy(reply: Reply, limit: int = 10**6) -> np.ndarray | None:
     return best
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 8))
 def test_best_reply_equals_the_best_of_every_policy(seed: int, size: int) -> None:
     rng = random.Random(seed)
@@ -207,7 +208,7 @@ def with_fractions(reply: Reply, denominator: int = 100) -> Reply:
     return dataclasses.replace(reply, exact=exact)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 9))
 def test_the_exact_reply_equals_the_best_of_every_policy(seed: int, size: int) -> None:
     """The rational-arithmetic reply (end components collapsed, policy iteration in fractions)
@@ -264,7 +265,7 @@ def test_a_near_loop_policy_iteration_stops_short_of() -> None:
     assert proven and np.all(u >= np.array(exact)) and np.all(u - np.array(exact) <= 1e-12)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 9), st.sampled_from(["best", "noisy", "random"]))
 def test_certified_upper_bounds_hold_for_any_values(seed: int, size: int, values: str) -> None:
     """The certificate's proof does not use how good the values are: from the best reply's
@@ -322,7 +323,7 @@ def looping_reply(rng: random.Random, size: int) -> Reply:
                  prob=np.array([p for q in probs for p in q]), free=free, terminal=terminal, payoff=payoff)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 9))
 def test_optimal_reply_with_end_components_equals_every_policy(seed: int, size: int) -> None:
     """The replier's values after collapsing his end components (quotient) equal the best of
@@ -398,7 +399,7 @@ def test_float_and_exact_intervals_meet_on_a_slowly_converging_recursive_game() 
 
 
 @pytest.mark.parametrize("exact", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["fractions", "float64"])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 10))
 def test_random_recursive_games_intervals_hold(seed: int, n: int, exact: bool) -> None:
     rng = random.Random(seed)
@@ -496,7 +497,7 @@ def reference_switches(reply: Reply, v: np.ndarray, eps: float) -> tuple[np.ndar
     return parent[first], first
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 12), st.sampled_from([0.0, 1e-12, 0.3]))
 def test_compiled_switches_equal_the_readable_gains(seed: int, size: int, eps: float) -> None:
     rng = random.Random(seed)
@@ -508,7 +509,7 @@ def test_compiled_switches_equal_the_readable_gains(seed: int, size: int, eps: f
     assert np.array_equal(rows, want_rows) and np.array_equal(edges, want_edges)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(3, 12))
 def test_compiled_policy_evaluation_equals_the_readable_one(seed: int, size: int) -> None:
     rng = random.Random(seed)

@@ -24,9 +24,10 @@ from solver.core.arrays import FloatCoder
 from solver.engines.components import Outside, scc_order, solve_chance
 from solver.engines.value_iteration import value_iteration
 from tests.test_value_iteration import C, D, make_graph, positional_minimax, random_cyclic
+from tests.budget import examples
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(n=st.integers(1, 30), data=st.data())
 def test_tarjan_same_components_as_scipy_children_first(n, data):
     deg = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
@@ -51,7 +52,7 @@ def test_tarjan_same_components_as_scipy_children_first(n, data):
         assert comp[v] <= comp[u]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(n=st.integers(1, 40), chunk=st.integers(1, 12), data=st.data())
 def test_chunks_are_whole_components_of_at_least_chunk_rows(n, chunk, data):
     deg = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))

@@ -17,8 +17,9 @@ from solver.cli import main
 from solver.errors import TableError
 from solver.games import REGISTRY, game_class
 from solver.tables import EDGES, POSITIONS
+from tests.budget import examples
 
-FUZZ = settings(max_examples=60, deadline=None,
+FUZZ = settings(max_examples=examples(60), deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 TINY = {"size": "2", "line": "2", "per_size": "2"}  # Override 2x2, two per size
 

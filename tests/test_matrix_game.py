@@ -15,6 +15,7 @@ from solver.engines.matrix_game import (
     solve_matrix_games,
     solve_matrix_games_by_shape,
 )
+from tests.budget import examples
 
 
 def guarantees(a: np.ndarray, sol: MatrixGameSolution) -> tuple[float, float]:
@@ -100,7 +101,7 @@ matrices = st.tuples(st.integers(1, 5), st.integers(1, 5)).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(matrices)
 def test_strategies_guarantee_the_value(a: np.ndarray) -> None:
     # 1e-9 for payoffs in [-1, 1] (the engine's case); relative to the payoffs' size beyond
@@ -115,7 +116,7 @@ def test_strategies_guarantee_the_value(a: np.ndarray) -> None:
     assert np.all(sol.col >= 0) and sol.col.sum() == pytest.approx(1.0, abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 30), st.integers(0, 2**32 - 1), st.booleans())
 def test_batch_equals_single(m: int, n: int, k: int, seed: int, integer: bool) -> None:
     rng = np.random.default_rng(seed)
@@ -129,7 +130,7 @@ def test_batch_equals_single(m: int, n: int, k: int, seed: int, integer: bool) -
         assert lo >= single.value - eps and hi <= single.value + eps
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=examples(8), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_near_degenerate_games_are_refined(seed: int) -> None:
     # entries near 0 that differ by ~1e-7 next to entries of size 6: in a big block HiGHS's
@@ -196,7 +197,7 @@ def test_ranges_of_hand_worked_games():
     assert np.allclose(r.col_lo, [0, 0]) and np.allclose(r.col_hi, [1, 1])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 5)),
               elements=st.integers(-3, 3).map(float)))
 @example(np.array([[0., 0, 0, 0, -2], [3, 0, 0, -2, -2], [-2, 0, 0, -1, 2], [-1, 0, 0, 2, -3], [2, 0, 0, -2, -1]]))

@@ -26,6 +26,7 @@ from solver.games import make_game
 from solver.pipeline import recheck
 from tests.clirun import run
 from tests.test_simultaneous import build, random_game
+from tests.budget import examples
 
 PETAL_4 = ["petal", "--set", "petals=4", "--set", "run=2", "--set", "per_size=1"]
 
@@ -37,7 +38,7 @@ def moves_of(graph, b) -> np.ndarray:
 
 
 @pytest.mark.parametrize("exact", [True, False], ids=["fractions", "float64"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(5, 9))
 def test_the_stored_strategies_prove_the_stored_bounds(seed: int, n: int, exact: bool) -> None:
     # the intervals prove_bounds returns are what the strategies it returns prove, evaluated

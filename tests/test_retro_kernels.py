@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from solver.core.values import DRAW, LOSE, NO_REMOTENESS, TIE, WIN
 from solver.engines import _retro_jit
+from tests.budget import examples
 
 
 def reference(n, moves, outside, terminal):
@@ -122,14 +123,14 @@ def kernel(n, moves, outside, terminal, whole: bool):
     return value.tolist(), remoteness.tolist()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(tiers())
 def test_tier_values_equal_the_definition(case):
     n, moves, outside, terminal = case
     assert kernel(n, moves, outside, terminal, whole=False) == reference(n, moves, outside, terminal)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(tiers())
 def test_whole_graph_values_equal_the_definition(case):
     """No move leaves the graph; one player moves everywhere (every move keeps the mover), and

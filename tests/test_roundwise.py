@@ -316,6 +316,7 @@ def test_held_moves_give_the_same_iterates(tmp_path) -> None:
     assert not list((tmp_path / "w").glob(".*.tmp"))
 
 
+@pytest.mark.slow  # (held moves in memory and on disk, equal to expanding, stay in make test)
 def test_a_resumed_run_reads_the_held_moves_and_a_stale_set_is_rebuilt(tmp_path) -> None:
     import json
 
@@ -367,6 +368,7 @@ def test_active_sweeps_give_the_same_iterates(params) -> None:
     assert left > 0  # (the way out of the active part was taken)
 
 
+@pytest.mark.slow  # (a stopped run resuming, and --bound-rounds resuming, stay in make test)
 def test_an_unconverged_solve_keeps_its_work_folder_and_more_sweeps_resume(tmp_path) -> None:
     """A solve stopped by --max-sweeps writes its table (not converged, saying how to go on) and
     keeps the work folder: the same command with more sweeps resumes from the last sweep, ends

@@ -24,6 +24,7 @@ from solver.engines.matrix_game import solve_matrix_game, solve_matrix_games
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, simultaneous_node_values, solve_simultaneous
 from solver.engines.value_iteration import value_iteration
 from tests.toygames import TIE, W0, W1, Stochastic
+from tests.budget import examples
 
 D, C, S, T = NodeKind.DECISION, NodeKind.CHANCE, NodeKind.SIMULTANEOUS, NodeKind.TERMINAL
 
@@ -305,7 +306,7 @@ def matrices_at(nodes: list[Node], value: np.ndarray) -> list[np.ndarray]:
     ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_acyclic_saddle_points_equal_the_sequential_games(seed: int) -> None:
     rng = random.Random(seed)
@@ -352,14 +353,14 @@ def check_between_sequential(nodes: list[Node]) -> tuple[np.ndarray, tuple[np.nd
     return seq[0], (lo, hi), seq[1]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(5, 10))
 def test_cyclic_value_lies_between_the_sequential_games(seed: int, n: int) -> None:
     rng = random.Random(seed)
     check_between_sequential(random_game(rng, n, cyclic=True))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(5, 10))
 def test_cyclic_saddle_points_equal_the_sequential_games(seed: int, n: int) -> None:
     # one row or one column at every simultaneous node: it is a sequential move already, so

@@ -27,6 +27,7 @@ from solver.pipeline import measured, memory, tiered, tierwork, workfiles
 from solver.errors import TableError
 from solver.tables import read_columns
 from tests.clirun import subprocess_run
+from tests.budget import examples
 
 
 class GraphGame(Game[int]):
@@ -149,7 +150,7 @@ def _same_tables(whole: pl.DataFrame, tier_table: pl.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("low_memory", GRAPH_MODES, ids=GRAPH_MODE_IDS)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=graphs())
 def test_random_graphs_same_as_whole_graph(graph, low_memory, tmp_path_factory, monkeypatch):
     tmp = tmp_path_factory.mktemp("g")
@@ -183,7 +184,7 @@ def tier_inputs(draw):
     return outdeg, roff, rparent, eoff, em, terminal, tm, to_move
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tier=tier_inputs())
 def test_margin_sweep_equals_one_threshold_pass_per_candidate(tier):
     """The one-sweep margins of a tier (two sides) are those of a pass per candidate margin."""
@@ -983,7 +984,7 @@ def test_the_memory_plan_is_said_and_lists_exclude_low_memory(tmp_path: Path, ca
     assert a.positions.select(cols).sort("key").equals(b.positions.select(cols).sort("key"))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 9)), max_size=30), min_size=1, max_size=6),
        st.booleans())
 def test_a_spill_keeps_each_key_once_with_its_smallest_ply(runs, as_runs) -> None:

@@ -27,6 +27,7 @@ from solver.core.game import Game, NodeKind, Outcome, Result
 from solver.pipeline import memory, tiered, tiered_chance, tierwork
 from tests.test_tiered import GraphGame
 from tests.toygames import DiceRace
+from tests.budget import examples
 
 #: value iteration's values are exact up to floating-point sums (and the 1e-12 tolerance)
 TOL = 1e-9
@@ -129,7 +130,7 @@ def _tie_dependent(graph: dict, keys: np.ndarray, value: np.ndarray) -> np.ndarr
     return free
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(graph=chance_graphs())
 @example(graph={  # indifferent at the start between endless play and a fair gamble (found by hypothesis)
     "children": [[1, 6], [0], [0], [0], [0], [0], [7], [16], [6], [6], [6], [12, 12, 12, 25], [11], [], [], [11],

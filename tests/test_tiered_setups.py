@@ -24,6 +24,7 @@ from solver.errors import TableError
 from solver.games import make_game
 from solver.pipeline import tiered, tiered_setups
 from tests.clirun import subprocess_run
+from tests.budget import examples
 
 G33 = dict(rows=3, cols=3, black=2, white=2, setup="all")
 G33_ARGS = ["greener", "--set", "rows=3", "--set", "cols=3", "--set", "black=2", "--set", "white=2",
@@ -71,7 +72,7 @@ def test_union_of_setups_equals_the_whole_graph(tmp_path, params):
     assert tiered.verify_tiered(game, union.path) == []
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.integers(1, 3), cols=st.integers(2, 4), black=st.integers(0, 3), white=st.integers(0, 3),
        tiebreak=st.sampled_from(["tallest", "none"]))
 def test_union_equals_the_whole_graph_on_random_setups(tmp_path_factory, rows, cols, black, white, tiebreak):
