@@ -53,12 +53,15 @@ class Verdict:
     (``"values"``, ``"tiers"``, ``"setups"``, ``"expected"``, ``"bounds"``); ``details`` the numbers of the
     check (the re-proven start interval, the widest, the excess of the stored bounds)."""
 
-    ok: bool
     checked: str
     positions: int
     problems: list[str]
     seconds: float
     details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
 
 
 def verify_table(game: Game, sol: Any, *, progress: bool | str = False) -> Verdict:
@@ -100,12 +103,11 @@ def verify_table(game: Game, sol: Any, *, progress: bool | str = False) -> Verdi
         elif how == "value_iteration":
             from solver.engines.verify import check_expected
 
-            verdict = Verdict(ok=True, checked="expected", positions=graph.n, seconds=0.0,
+            verdict = Verdict(checked="expected", positions=graph.n, seconds=0.0,
                               problems=check_expected(graph, positions, graph.n, _payoff_scale(graph)))
         else:
             verdict = _verify_bounds(game, graph, positions, meta, progress)
         verdict.problems = problems + verdict.problems
-    verdict.ok = not verdict.problems
     verdict.seconds = time.perf_counter() - t0
     return verdict
 
@@ -181,7 +183,7 @@ def _verify_tiers(game: Game, sol: Any, progress: bool | str, t0: float) -> Verd
             task.update(seen[0], note=f"tier {name}")
 
         problems = verify_tiered(game, Path(sol.path), progress=on_tier if progress else None)
-    return Verdict(ok=not problems, checked="tiers", positions=total, problems=problems,
+    return Verdict(checked="tiers", positions=total, problems=problems,
                    seconds=time.perf_counter() - t0)
 
 
@@ -213,7 +215,7 @@ def _verify_values(game: Game, graph: Any, positions: pl.DataFrame) -> Verdict:
     problems += check_values(graph, value, rem)
     if game.scored:
         problems += check_margins(graph, positions["margin"].fill_null(-(2**40)).to_numpy().astype(np.int64))
-    return Verdict(ok=not problems, checked="values", positions=graph.n, problems=problems, seconds=0.0)
+    return Verdict(checked="values", positions=graph.n, problems=problems, seconds=0.0)
 
 
 def _verify_setups(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[str, Any],
@@ -222,7 +224,7 @@ def _verify_setups(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
     below the setups as a deterministic table (the setups' chance rows cut off), each chance
     row's expected result (and margin) the probability-weighted mean of its setups' results, the
     metadata's expected result the start's, and the setups table's rows the setups' values."""
-    from solver.core.values import LOSE, TIE, VALUE_NAMES, WIN
+    from solver.core.values import LOSE, TIE, WIN
     from solver.engines.verify import EXPECTED_TOL, check_margins, check_values
     from solver.pipeline.whole import decision_part
 
@@ -230,7 +232,7 @@ def _verify_setups(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
     chance = kind == int(NodeKind.CHANCE)
     src = graph.parent_of_edge()
     if chance[graph.child].any():
-        return Verdict(ok=False, checked="setups", positions=graph.n, seconds=0.0,
+        return Verdict(checked="setups", positions=graph.n, seconds=0.0,
                        problems=["a move or a chance outcome leads to a chance node: not a game of random setups"])
     value, problems = _codes(positions, ~chance)
     rem = positions["remoteness"].fill_null(int(NO_REMOTENESS)).to_numpy().astype(np.int64)
@@ -266,7 +268,7 @@ def _verify_setups(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
                             f"{want[np.searchsorted(crow, root)]:+.12f}")
     if setups is not None and chance[root]:
         problems += _check_setups_table(graph, value, rem, margin, setups)
-    return Verdict(ok=not problems, checked="setups", positions=graph.n, problems=problems, seconds=0.0)
+    return Verdict(checked="setups", positions=graph.n, problems=problems, seconds=0.0)
 
 
 def _check_setups_table(graph: Any, value: np.ndarray, rem: np.ndarray, margin: np.ndarray | None,
@@ -369,7 +371,7 @@ def _verify_bounds(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
                         f"than its tolerance {bound_tol:.0e}")
     details: dict[str, Any] = {"simultaneous_nodes": int(len(sims)), "slack": slack}
     if blocking:  # (the strategies cannot be evaluated, or the numbers to compare are missing)
-        return Verdict(ok=False, checked="bounds", positions=graph.n, problems=problems, seconds=0.0,
+        return Verdict(checked="bounds", positions=graph.n, problems=problems, seconds=0.0,
                        details=details)
     with Task("re-proving bounds", progress, note=f"best replies to the stored strategies ({graph.n:,} positions)",
               bar=False):
@@ -390,5 +392,5 @@ def _verify_bounds(game: Game, graph: Any, positions: pl.DataFrame, meta: dict[s
                         f"{int(graph.keys[i])}: {value[i]:+.12f} not in [{lo[i]:+.12f}, {hi[i]:+.12f}]")
     details.update({"value_interval": [float(lo[r]), float(hi[r])],
                     "width": float(np.max(hi - lo)) if graph.n else 0.0, "excess": excess})
-    return Verdict(ok=not problems, checked="bounds", positions=graph.n, problems=problems, seconds=0.0,
+    return Verdict(checked="bounds", positions=graph.n, problems=problems, seconds=0.0,
                    details=details)
