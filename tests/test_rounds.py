@@ -21,6 +21,7 @@ from solver.engines.simultaneous import solve_simultaneous
 from solver.engines.value_iteration import value_iteration
 from tests.test_simultaneous import C, D, Node, S, T, build, reference_terminal_distance, round_game, solve_game
 from tests.toygames import W0, W1
+from tests.budget import seeds
 
 
 def random_rounds(seed: int) -> tuple[list[Node], object]:
@@ -55,9 +56,8 @@ def assert_same_solution(nodes, ref, new) -> None:
         assert np.abs(ref.p_loss - new.p_loss).max() < 1e-7
 
 
-# (the six seeds whose games take longest, 34 s, are larger checks: make test-all)
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (10, 11, 14, 18, 29, 35) else s
-                                  for s in range(40)])
+# (the six seeds whose games take longest, 34 s, and two thirds of the rest are larger checks: make test-all)
+@pytest.mark.parametrize("seed", seeds(40, slow=(10, 11, 14, 18, 29, 35)))
 def test_random_rounds_equal_the_general_engine(seed: int) -> None:
     nodes, graph = random_rounds(seed)
     if not any(x.kind == S for x in nodes):

@@ -21,6 +21,7 @@ from solver.games.petal import Petal
 from solver.pipeline.roundwise import solve_by_rounds
 from tests.toygames import DiceRace
 from tests.test_simultaneous import C, D, S, T, Node, build, round_game
+from tests.budget import seeds
 
 
 def graph_arrays(graph):
@@ -210,9 +211,8 @@ class NodeGame(Game):
         return np.asarray(keys, dtype=np.int64)
 
 
-# (the seeds whose games take longest are larger checks: make test-all)
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (3, 6, 10) else s
-                                  for s in range(12)])
+# (the seeds whose games take longest, and two thirds of the rest, are larger checks: make test-all)
+@pytest.mark.parametrize("seed", seeds(12, slow=(3, 6, 10)))
 def test_random_round_games_equal_the_round_engine(seed: int) -> None:
     rng = random.Random(seed)
     nodes = round_game(rng, 40)
@@ -659,8 +659,7 @@ def test_bounds_on_hand_built_games_where_endless_play_counts() -> None:
     assert (lo2[row], hi2[row]) == (-1.0, 1.0)
 
 
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (2, 3) else s
-                                  for s in range(8)])
+@pytest.mark.parametrize("seed", seeds(8, slow=(2, 3)))
 def test_bounds_meet_the_whole_graph_proven_bounds(seed: int) -> None:
     """Two independent proofs of the same values: the cut-off bounds round by round and the
     whole graph's best-reply bounds (solver.engines.bounds) must overlap at every position, and

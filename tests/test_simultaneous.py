@@ -24,7 +24,7 @@ from solver.engines.matrix_game import solve_matrix_game, solve_matrix_games
 from solver.engines.simultaneous import CERTIFICATE_THRESHOLD, simultaneous_node_values, solve_simultaneous
 from solver.engines.value_iteration import value_iteration
 from tests.toygames import TIE, W0, W1, Stochastic
-from tests.budget import examples
+from tests.budget import examples, seeds
 
 D, C, S, T = NodeKind.DECISION, NodeKind.CHANCE, NodeKind.SIMULTANEOUS, NodeKind.TERMINAL
 
@@ -506,7 +506,7 @@ def solve_both_ways(graph: Graph, monkeypatch, **kwargs):
     return levels, blocks
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", seeds(12))
 def test_level_sweeps_equal_block_sweeps_on_random_rounds(seed: int, monkeypatch) -> None:
     from solver.engines.simultaneous import _plain_levels
     from solver.engines.stochastic import prepare
@@ -609,7 +609,7 @@ def test_compiled_distances_and_levels_equal_references(seed: int) -> None:
         assert height[i] == (max(below) + 1 if below else 0)
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", seeds(12))
 def test_compiled_level_sweeps_equal_numpy_level_sweeps(seed: int, monkeypatch) -> None:
     import solver.engines.simultaneous as sim_engine
 
