@@ -68,7 +68,8 @@ SHIPPED_SWEEPS: list[tuple[str, dict[str, str], dict[str, list[str]]]] = [
 #: Override's 3x3-2 in hours (used where its table is on disk, else 3x3: GATE_FALLBACK)). MCTS with
 #: 100 playouts a move (shorter playouts where random play runs long; Blam!: 500, on the compiled
 #: tree, the least that keeps 95% of its moves on 4x4): 10,000 games where they take at most half an
-#: hour on 2 cores (a 95% interval of at most +-1%), else 2,400 (+-2%); Greener four times: with the
+#: hour on 2 cores (a 95% interval of at most +-1%; Carrots and Broccoli's greedy games: about 18
+#: minutes), else 2,400 (+-2%); Greener four times: with the
 #: player that passes the gate on 3x4 (2,000 playouts, c=0.5; 2,400 games, about 20 minutes), with
 #: the least budget that passes it (1,000 playouts, c=0.5) at issue 36's +-1% (10,000 games, about
 #: 30 minutes on 2 idle cores), and by another kind of player that passes it, compiled alpha-beta 6
@@ -133,7 +134,7 @@ SHIPPED_ESTIMATES: list[list[str]] = [
      "--option", "simultaneous=uniform", "--compare-budget", "20", "--games", "10000", "--seed", "1"],
     # 200 games: one of 20 games ran to the move cap and made most of their moves (2026-12-07)
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--seed", "1", "--games", "200"],
-    ["estimate", "carrots", "--player", "greedy", "--games", "2400", "--seed", "1"],
+    ["estimate", "carrots", "--player", "greedy", "--games", "10000", "--seed", "1"],
     ["calibrate", "carrots", "--preset", "3x3", "--player", "greedy", "--option", "evaluation=race", "--seed", "1",
      "--games", "200"],
     ["estimate", "carrots", "--player", "greedy", "--games", "1000", "--max-moves", "2000", "--seed", "1"],
