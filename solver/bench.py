@@ -7,6 +7,11 @@ Memory: ``peak MB`` is the process's peak resident memory; ``B/pos`` is that pea
 resident memory after the imports, per position of the variant. Tiered cases also show
 ``warm B/pos``: the peak minus the resident memory after :func:`warm_up` has loaded the compiled
 kernels (numba's machine code, a fixed cost of about 90 MB that does not grow with the variant).
+
+``--verify`` times ``pyramids verify`` instead: each case is solved first in a process of its own
+(untimed; ``--tiered`` solves it tier by tier), then a fresh process checks the stored table against
+the rules (:func:`solver.api.verify`): positions checked per second and peak bytes per position
+of the check alone.
 """
 
 from __future__ import annotations
@@ -136,6 +141,28 @@ def run_case(game_name: str, preset: str, out: str, bound_rounds: int | None = 0
     }
 
 
+def solve_case(game_name: str, preset: str, out: str, tiered: bool) -> None:
+    """Solve one case into ``out`` as ``pyramids solve`` does (the table ``--verify`` checks)."""
+    from solver.api import solve
+
+    solve(_game(game_name, preset), out=out, tiered=tiered)
+
+
+def run_verify_case(game_name: str, preset: str, out: str) -> dict:
+    """Check the table of one case stored under ``out`` (:func:`solver.api.verify`) in this
+    process; seconds and memory as a dict."""
+    from solver.api import verify
+
+    game = _game(game_name, preset)
+    base_rss = _rss_bytes()
+    t0 = time.perf_counter()
+    verdict = verify(game, out=out)
+    seconds = time.perf_counter() - t0
+    return {"case": f"{game_name} {preset}", "positions": verdict.positions, "verify_s": seconds,
+            "peak_bytes": _rss_bytes(), "base_bytes": base_rss, "ok": int(verdict.ok),
+            "checked": verdict.checked}
+
+
 #: cases of the tiered (out-of-core) solver run by default (``--tiered``)
 DEFAULT_TIERED_CASES = [
     ("override", "3x3"),
@@ -230,9 +257,22 @@ def main(argv: list[str] | None = None) -> int:
                              "bounds, value iteration alone); their cost is the 'bounds s' column. "
                              "--tiered, round by round: the most sweeps of each bound (0: the default "
                              "limit; -1: no bounds)")
+    parser.add_argument("--verify", action="store_true",
+                        help="time `pyramids verify` of each case's table (solved first, untimed; with "
+                             "--tiered, tier by tier) instead of its solve")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--solve-into", help=argparse.SUPPRESS)
+    parser.add_argument("--verify-from", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
+    if args.child and args.solve_into:
+        game_name, preset = args.child.split(":")
+        solve_case(game_name, preset, args.solve_into, args.tiered)
+        return 0
+    if args.child and args.verify_from:
+        game_name, preset = args.child.split(":")
+        print(json.dumps(run_verify_case(game_name, preset, args.verify_from)))
+        return 0
     if args.child:
         game_name, preset = args.child.split(":")
         with tempfile.TemporaryDirectory() as tmp:
@@ -268,20 +308,45 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)
             continue
         runs = []
-        for _ in range(args.repeat):
+        for _ in range(args.repeat if not args.verify else 0):
             proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", f"{game_name}:{preset}",
                                    *child_flags], capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{game_name}:{preset} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
                 break
             runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        if args.verify:
+            runs = _verify_runs(game_name, preset, args.repeat, args.tiered)
         if not runs:
             continue
-        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k != "case"}
-        med["case"] = runs[0]["case"]
+        med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k not in ("case", "checked")}
+        med["case"] = runs[0]["case"] + (" (tiered)" if args.verify and args.tiered else "")
+        med["checked"] = runs[0].get("checked")
         rows.append(med)
-        (_print_tiered_row if args.tiered else _print_row)(med, header=len(rows) == 1)
+        printer = _print_verify_row if args.verify else _print_tiered_row if args.tiered else _print_row
+        printer(med, header=len(rows) == 1)
     return 0
+
+
+def _verify_runs(game_name: str, preset: str, repeat: int, tiered: bool) -> list[dict]:
+    """``repeat`` timed checks of one case's table, solved once beforehand in its own process."""
+    case = f"{game_name}:{preset}"
+    flags = ["--tiered"] if tiered else []
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", case, "--solve-into", tmp, *flags],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{case} failed to solve:\n{proc.stderr[-2000:]}", file=sys.stderr)
+            return []
+        runs = []
+        for _ in range(repeat):
+            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", case, "--verify-from", tmp],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{case} failed to verify:\n{proc.stderr[-2000:]}", file=sys.stderr)
+                return []
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        return runs
 
 
 def _print_row(r: dict, header: bool) -> None:
@@ -296,6 +361,16 @@ def _print_row(r: dict, header: bool) -> None:
           f"{r['file_bytes'] / n:>11.1f}{int(r.get('sim_nodes', 0)):>10,}{int(r.get('lp_solves', 0)):>10,}"
           f"{int(r.get('sweeps', 0)):>7}{r.get('lp_s', 0.0):>7.1f}{r.get('bounds_s', 0.0):>9.1f}"
           f"{r.get('bound_width', float('nan')):>9.1e}", flush=True)
+
+
+def _print_verify_row(r: dict, header: bool) -> None:
+    if header:
+        print(f"{'case (verify)':<28}{'checked':>9}{'positions':>12}{'verify s':>10}{'pos/s':>10}"
+              f"{'peak MB':>9}{'B/pos':>8}{'verified':>10}")
+    n = max(r["positions"], 1)
+    print(f"{r['case']:<28}{str(r['checked']):>9}{int(r['positions']):>12,}{r['verify_s']:>10.2f}"
+          f"{r['positions'] / max(r['verify_s'], 1e-9):>10,.0f}{r['peak_bytes'] / 2**20:>9.0f}"
+          f"{(r['peak_bytes'] - r['base_bytes']) / n:>8.0f}{'yes' if r['ok'] else 'NO':>10}", flush=True)
 
 
 def _print_tiered_row(r: dict, header: bool) -> None:
