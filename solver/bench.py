@@ -265,16 +265,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-from", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    if args.child and args.solve_into:
-        game_name, preset = args.child.split(":")
-        solve_case(game_name, preset, args.solve_into, args.tiered)
-        return 0
-    if args.child and args.verify_from:
-        game_name, preset = args.child.split(":")
-        print(json.dumps(run_verify_case(game_name, preset, args.verify_from)))
-        return 0
     if args.child:
         game_name, preset = args.child.split(":")
+        if args.solve_into:
+            solve_case(game_name, preset, args.solve_into, args.tiered)
+            return 0
+        if args.verify_from:
+            print(json.dumps(run_verify_case(game_name, preset, args.verify_from)))
+            return 0
         with tempfile.TemporaryDirectory() as tmp:
             if args.tiered:
                 print(json.dumps(run_tiered_case(game_name, preset, tmp, args.workers,
@@ -307,16 +305,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skip {game_name}:{preset} (no such preset; give one or name=value,name=value)",
                   file=sys.stderr)
             continue
-        runs = []
-        for _ in range(args.repeat if not args.verify else 0):
-            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", f"{game_name}:{preset}",
-                                   *child_flags], capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"{game_name}:{preset} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
-                break
-            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         if args.verify:
             runs = _verify_runs(game_name, preset, args.repeat, args.tiered)
+        else:
+            runs = []
+            for _ in range(args.repeat):
+                out = _child(f"{game_name}:{preset}", child_flags, "failed")
+                if out is None:
+                    break
+                runs.append(json.loads(out.strip().splitlines()[-1]))
         if not runs:
             continue
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0] if k not in ("case", "checked")}
@@ -331,22 +328,27 @@ def main(argv: list[str] | None = None) -> int:
 def _verify_runs(game_name: str, preset: str, repeat: int, tiered: bool) -> list[dict]:
     """``repeat`` timed checks of one case's table, solved once beforehand in its own process."""
     case = f"{game_name}:{preset}"
-    flags = ["--tiered"] if tiered else []
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", case, "--solve-into", tmp, *flags],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"{case} failed to solve:\n{proc.stderr[-2000:]}", file=sys.stderr)
+        if _child(case, ["--solve-into", tmp, *(["--tiered"] if tiered else [])], "failed to solve") is None:
             return []
         runs = []
         for _ in range(repeat):
-            proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", case, "--verify-from", tmp],
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"{case} failed to verify:\n{proc.stderr[-2000:]}", file=sys.stderr)
+            out = _child(case, ["--verify-from", tmp], "failed to verify")
+            if out is None:
                 return []
-            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            runs.append(json.loads(out.strip().splitlines()[-1]))
         return runs
+
+
+def _child(case: str, flags: list[str], failed: str) -> str | None:
+    """The standard output of ``python -m solver.bench --child case *flags`` (a case in a process
+    of its own), or ``None`` after saying on standard error that it ``failed``."""
+    proc = subprocess.run([sys.executable, "-m", "solver.bench", "--child", case, *flags],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"{case} {failed}:\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return proc.stdout
 
 
 def _print_row(r: dict, header: bool) -> None:
